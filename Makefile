@@ -1,0 +1,18 @@
+# The pipeline: patches/ -> build/linux (Debian 6.1 + series) -> kernel ->
+# QEMU -> demo or tests. Every target installs what it needs.
+# See README.md; the work is done by scripts/pipeline.sh.
+
+PIPELINE := scripts/pipeline.sh
+
+run:            ; @$(PIPELINE) run
+check:          ; @$(PIPELINE) check
+shell:          ; @$(PIPELINE) shell
+bench:          ; @$(PIPELINE) bench
+kernel:         ; @$(PIPELINE) kernel
+deps:           ; @scripts/deps.sh
+tree:           ; @scripts/deps.sh && scripts/tree.sh
+checkpatch:     ; @scripts/checkpatch.sh
+export-patches: ; @scripts/export-patches.sh
+clean:          ; rm -rf build
+
+.PHONY: run check shell bench kernel deps tree checkpatch export-patches clean

@@ -1,0 +1,46 @@
+#!/bin/bash
+# build.sh VARIANT: build bzImage (and modules, when enabled) in
+# build/obj-VARIANT with ccache. For the patched tree, also compile every
+# C file the series touches with W=1 and fail on warnings in lines the
+# series added.
+. "$(dirname "$0")/lib.sh"
+
+variant=${1:?usage: build.sh VARIANT}
+read -r _ which _ < <(awk -v v="$variant" '$1 == v' "$TOP/kconfig/variants")
+src=$(variant_tree "$which")
+obj=$BUILD/obj-$variant
+export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
+# Reproducible version string, so that ccache hits across rebuilds.
+export KBUILD_BUILD_TIMESTAMP="pipeline" KBUILD_BUILD_USER=pipeline KBUILD_BUILD_HOST=qemu
+MAKE=(make -C "$src" O="$obj" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc")
+
+check_disk $((4 * 1024 * 1024))
+targets=(bzImage)
+grep -q '^CONFIG_MODULES=y' "$obj/.config" && targets+=(modules)
+logged "$LOGS/build-$variant.log" "${MAKE[@]}" "${targets[@]}" ||
+	die "building the $variant kernel failed"
+if grep -q '^CONFIG_MODULES=y' "$obj/.config"; then
+	rm -rf "$obj/modroot"
+	logged "$LOGS/modules-install-$variant.log" "${MAKE[@]}" INSTALL_MOD_PATH="$obj/modroot" modules_install ||
+		die "installing the $variant modules failed"
+fi
+info "$variant: $(cat "$obj/include/config/kernel.release") $(du -h "$obj/arch/x86/boot/bzImage" | cut -f1)"
+
+[ "$which" = patched ] || exit 0
+# W=1 on what the series touches. Compiling to .s leaves the .o alone.
+mapfile -t cfiles < <(git -C "$src" diff --name-only --diff-filter=AM baseline HEAD -- '*.c')
+w1log=$LOGS/w1-$variant.log
+: >"$w1log"
+n=0
+for f in "${cfiles[@]}"; do
+	[ -f "$obj/${f%.c}.o" ] || continue # not built in this configuration
+	n=$((n + 1))
+	"${MAKE[@]}" W=1 "${f%.c}.s" >>"$w1log" 2>&1 || die "W=1 compile of $f failed (see $w1log)"
+done
+new=$(git -C "$src" diff -U0 baseline HEAD | python3 "$TOP/scripts/added-lines-warnings.py" "$w1log")
+if [ -n "$new" ]; then
+	printf '%s\n' "$new" >&2
+	die "W=1 warnings in lines the series added (full log: $w1log)"
+fi
+info "W=1: $n file(s) the series touches, no new warnings"

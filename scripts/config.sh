@@ -1,0 +1,57 @@
+#!/bin/bash
+# config.sh VARIANT: configure build/obj-VARIANT from the fragments that
+# kconfig/variants lists for it, merged onto tinyconfig with the tree's
+# merge_config.sh, then check that every option a fragment asks for really
+# ended up set (merge_config.sh only warns). The object directory's
+# .config is replaced only when the result differs, so an unchanged
+# configuration never triggers a rebuild.
+. "$(dirname "$0")/lib.sh"
+
+variant=${1:?usage: config.sh VARIANT}
+line=$(awk -v v="$variant" '$1 == v' "$TOP/kconfig/variants")
+[ -n "$line" ] || die "unknown kernel variant '$variant' (see kconfig/variants)"
+read -r _ which frags <<<"$line"
+src=$(variant_tree "$which")
+obj=$BUILD/obj-$variant
+scratch=$BUILD/kconfig-$variant
+mkdir -p "$obj" "$scratch"
+
+files=()
+for f in $frags; do
+	[ -f "$TOP/kconfig/$f.config" ] || die "kconfig/$f.config (listed for $variant) does not exist"
+	files+=("$TOP/kconfig/$f.config")
+done
+
+logged "$LOGS/config-$variant.log" bash -c '
+	make -C "$1" O="$2" tinyconfig &&
+	"$1"/scripts/kconfig/merge_config.sh -m -O "$2" "$2/.config" "${@:3}" &&
+	make -C "$1" O="$2" olddefconfig' _ "$src" "$scratch" "${files[@]}" ||
+	die "configuring $variant failed"
+
+# Every request of every fragment must hold in the final configuration.
+bad=0
+while IFS= read -r req; do
+	case $req in
+	CONFIG_*=*)
+		grep -qxF "$req" "$scratch/.config" && continue
+		got=$(grep -E "^(# )?${req%%=*}[= ]" "$scratch/.config" || echo "absent (unknown or unmet dependency)")
+		;;
+	'# CONFIG_'*' is not set')
+		opt=${req#\# }
+		opt=${opt%% *}
+		grep -q "^$opt=" "$scratch/.config" || continue
+		got=$(grep "^$opt=" "$scratch/.config")
+		;;
+	*) continue ;;
+	esac
+	printf 'error: %s asked for "%s", got "%s"\n' "$variant" "$req" "$got" >&2
+	bad=$((bad + 1))
+done < <(cat "${files[@]}")
+[ $bad -eq 0 ] || die "$bad requested config option(s) did not end up set (fragments: $frags)"
+
+if ! cmp -s "$scratch/.config" "$obj/.config"; then
+	cp "$scratch/.config" "$obj/.config"
+	info "$variant: configuration updated ($frags)"
+else
+	info "$variant: configuration unchanged ($frags)"
+fi

@@ -1,0 +1,85 @@
+# shellcheck shell=bash
+# Shared helpers for the host-side pipeline scripts: paths, phase timing,
+# log handling. Sourced, never run.
+
+set -euo pipefail
+
+TOP=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+BUILD=${BUILD:-$TOP/build}
+TREE=${TREE:-$BUILD/linux}
+LOGS=$BUILD/logs
+# The Debian package the series is made for.
+SRC_PKG=linux-source-6.1
+SRC_TARBALL=/usr/src/linux-source-6.1.tar.xz
+SRC_WANT_VERSION=6.1.192
+JOBS=${JOBS:-$(nproc)}
+mkdir -p "$BUILD" "$LOGS"
+
+die() {
+	printf 'error: %s\n' "$*" >&2
+	exit 1
+}
+
+info() {
+	printf '   %s\n' "$*"
+}
+
+# phase NAME CMD...: one line when the phase starts, its duration when it
+# ends. A failing phase reports its status; output handling is the caller's.
+phase() {
+	local name=$1 t0 rc
+	shift
+	printf '>> %-8s ...\n' "$name"
+	t0=$(date +%s.%N)
+	set +e
+	"$@"
+	rc=$?
+	set -e
+	printf '<< %-8s %s (%.1fs)\n' "$name" \
+		"$([ $rc -eq 0 ] && echo done || echo "FAILED ($rc)")" \
+		"$(echo "$(date +%s.%N) - $t0" | bc)"
+	return $rc
+}
+
+# logged LOG CMD...: run CMD with all output in LOG; on failure show the
+# last lines and the log's path.
+logged() {
+	local log=$1
+	shift
+	if ! "$@" >"$log" 2>&1; then
+		printf '   --- last lines of %s ---\n' "$log" >&2
+		tail -n 25 "$log" | sed 's/^/   | /' >&2
+		printf '   --- full log: %s\n' "$log" >&2
+		return 1
+	fi
+}
+
+# Refuse to continue when the disk is nearly full: a kernel build needs
+# a few GiB and a full disk produces confusing errors late.
+check_disk() {
+	local need_kb=$1 avail
+	avail=$(df -Pk "$BUILD" | awk 'NR==2 {print $4}')
+	if [ "$avail" -lt "$need_kb" ]; then
+		die "only $((avail / 1024)) MiB free under $BUILD, need $((need_kb / 1024)) MiB"
+	fi
+}
+
+# variant_tree patched|baseline: the source tree a kernel variant builds
+# from. The baseline is a git worktree of the unpatched tree, made on
+# demand (only the benchmark's unpatched kernel uses it).
+variant_tree() {
+	case $1 in
+	patched) echo "$TREE" ;;
+	baseline)
+		if [ ! -f "$BUILD/linux-baseline/Makefile" ] ||
+			[ "$(git -C "$BUILD/linux-baseline" rev-parse HEAD 2>/dev/null)" != \
+				"$(git -C "$TREE" rev-parse baseline)" ]; then
+			rm -rf "$BUILD/linux-baseline"
+			git -C "$TREE" worktree prune
+			git -C "$TREE" worktree add -q --detach "$BUILD/linux-baseline" baseline >&2
+		fi
+		echo "$BUILD/linux-baseline"
+		;;
+	*) die "unknown tree '$1'" ;;
+	esac
+}

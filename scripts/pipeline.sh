@@ -1,0 +1,48 @@
+#!/bin/bash
+# pipeline.sh run|check|shell|kernel|bench: the phases in order, each
+# timed. run boots the demo, check runs every test suite, shell gives an
+# interactive guest, bench runs the benchmarks.
+. "$(dirname "$0")/lib.sh"
+S=$TOP/scripts
+
+goal=${1:?usage: pipeline.sh run|check|shell|kernel|bench}
+case $goal in run | check | shell | kernel | bench) ;; *) die "unknown goal '$goal'" ;; esac
+
+t0=$(date +%s)
+phase install "$S/deps.sh"
+"$S/tree.sh"
+
+kernel() {
+	phase config "$S/config.sh" "$1"
+	phase build "$S/build.sh" "$1"
+}
+
+case $goal in
+kernel)
+	kernel test
+	;;
+run)
+	kernel test
+	phase tools "$S/userspace.sh" test
+	phase demo "$S/vm.sh" demo "$TOP/guest/demo.sh"
+	;;
+check)
+	rm -f "$BUILD/results.tap" "$BUILD/console.log"
+	kernel test
+	phase tools "$S/userspace.sh" test
+	"$S/run-tests.sh"
+	;;
+shell)
+	kernel test
+	phase tools "$S/userspace.sh" test
+	echo "   guest shell: exit or Ctrl-D powers off; Ctrl-A X quits QEMU"
+	"$S/vm.sh" --interactive shell
+	;;
+bench)
+	kernel bench
+	kernel unpatched
+	phase tools "$S/userspace.sh" bench
+	"$S/run-bench.sh"
+	;;
+esac
+info "total $(($(date +%s) - t0))s"

@@ -1,0 +1,24 @@
+#!/bin/bash
+# userspace.sh: build the user-space side on the host: the shipped tools
+# (tools/*/) into build/bin and each test area's guest programs
+# (tests/*/Makefile) into build/tests/AREA. The guest runs them from the
+# host's filesystem, shared read-only.
+. "$(dirname "$0")/lib.sh"
+
+mkdir -p "$BUILD/bin"
+for mk in "$TOP"/tools/*/Makefile; do
+	[ -f "$mk" ] || continue
+	d=$(dirname "$mk")
+	logged "$LOGS/tools-$(basename "$d").log" make -C "$d" OUT="$BUILD/bin" ||
+		die "building tools/$(basename "$d") failed"
+done
+for mk in "$TOP"/tests/*/Makefile "$TOP"/bench/Makefile; do
+	[ -f "$mk" ] || continue
+	d=$(dirname "$mk")
+	area=${d#"$TOP"/}
+	area=${area#tests/}
+	mkdir -p "$BUILD/tests/$area"
+	logged "$LOGS/tests-$area.log" make -C "$d" OUT="$BUILD/tests/$area" KSRC="$TREE" ||
+		die "building $area's guest programs failed"
+done
+info "tools: $(ls "$BUILD/bin" | tr '\n' ' ')"

@@ -1,0 +1,82 @@
+#!/bin/bash
+# vm.sh [options] NAME JOB: boot a kernel built by the pipeline in QEMU,
+# with the host's root filesystem read-only over virtio-9p, run the shell
+# script JOB inside it (see guest/init) and return its exit status.
+#
+#   --variant V     kernel variant (kconfig/variants), default: test
+#   --conf FILE     a suite's vm.conf: VM_CPU, VM_SMP, VM_MEM, VM_APPEND,
+#                   VM_TIMEOUT and the array VM_QEMU_ARGS
+#   --interactive   serial console on this terminal, a shell instead of JOB
+#
+# Everything about the run is in build/vm/NAME: job.sh, console.log and the
+# status file. A guest that hangs is killed after VM_TIMEOUT seconds and
+# the run fails; so does one that ends without writing its status.
+. "$(dirname "$0")/lib.sh"
+
+variant=test conf= interactive=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--variant) variant=$2; shift 2 ;;
+	--conf) conf=$2; shift 2 ;;
+	--interactive) interactive=1; shift ;;
+	--) shift; break ;;
+	-*) die "vm.sh: unknown option $1" ;;
+	*) break ;;
+	esac
+done
+name=${1:?usage: vm.sh [options] NAME JOB}
+job=${2:-}
+
+VM_CPU=max VM_SMP=2 VM_MEM=1G VM_APPEND= VM_TIMEOUT=600
+# ACPI PCI interrupt routing (_PRT) takes ~45 s to evaluate under KASAN,
+# kmemleak and TCG; the BIOS routing table does the same job instantly.
+VM_BASE_APPEND="pci=noacpi"
+VM_QEMU_ARGS=()
+# shellcheck disable=SC1090
+[ -n "$conf" ] && . "$conf"
+
+kernel=$BUILD/obj-$variant/arch/x86/boot/bzImage
+[ -f "$kernel" ] || die "no $variant kernel at $kernel (run: make kernel)"
+run=$BUILD/vm/$name
+rm -rf "$run"
+mkdir -p "$run"
+if [ -z "$interactive" ]; then
+	[ -f "$job" ] || die "job script $job does not exist"
+	cp "$job" "$run/job.sh"
+fi
+
+accel=tcg
+# /dev/kvm exists on some machines where it hangs: KVM is opt-in.
+[ "${ACCEL:-}" = kvm ] && accel=kvm
+qemu=(qemu-system-x86_64 -nodefaults -no-user-config -machine "pc,accel=$accel"
+	-cpu "$VM_CPU" -smp "$VM_SMP" -m "$VM_MEM" -display none -no-reboot
+	-kernel "$kernel"
+	-append "console=ttyS0 panic=-1 $VM_BASE_APPEND root=root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=524288,cache=loose ro init=$TOP/guest/init pl_job=$run/job.sh pl_out=$run ${interactive:+pl_interactive=1} $VM_APPEND"
+	-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap"
+	-device virtio-9p-pci,fsdev=root,mount_tag=root
+	-fsdev "local,id=out,path=$run,security_model=none,multidevs=remap"
+	-device virtio-9p-pci,fsdev=out,mount_tag=out
+	"${VM_QEMU_ARGS[@]}")
+
+if [ -n "$interactive" ]; then
+	exec "${qemu[@]}" -serial mon:stdio
+fi
+
+set +e
+timeout -k 5 "$VM_TIMEOUT" "${qemu[@]}" -serial "file:$run/console.log" </dev/null >"$run/qemu.log" 2>&1
+qrc=$?
+set -e
+if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
+	printf 'error: guest %s hung: killed after %ss; console log: %s\n' "$name" "$VM_TIMEOUT" "$run/console.log" >&2
+	tail -n 15 "$run/console.log" | sed 's/^/   | /' >&2
+	exit 124
+fi
+if [ ! -f "$run/status" ]; then
+	why="ended without reporting a status"
+	grep -q 'Kernel panic' "$run/console.log" && why="panicked"
+	[ $qrc -ne 0 ] && why="$why (qemu exit $qrc: $(tail -n 1 "$run/qemu.log"))"
+	printf 'error: guest %s %s; console log: %s\n' "$name" "$why" "$run/console.log" >&2
+	tail -n 15 "$run/console.log" | sed 's/^/   | /' >&2
+	exit 125
+fi
+exit "$(cat "$run/status")"
