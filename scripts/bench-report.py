@@ -141,7 +141,8 @@ for c in ("idmapped", "nested"):
                       (c, w, layout)), None)
             if r:
                 target(f"{c} {w} {layout} within {limit:.0%} of plain", r["ratio"] >= 1 - limit,
-                       f"ratio {r['ratio']:.3f} ({(1 - r['ratio']):+.1%} slower)")
+                       f"ratio {r['ratio']:.3f} ({abs(1 - r['ratio']):.1%} "
+                       f"{'slower' if r['ratio'] < 1 else 'faster'})")
     for w in METADATA:
         for layout in ("flat", "tree"):
             r = get(rows, c, layout, w)
@@ -168,7 +169,7 @@ with open(json_path, "w") as f:
 # Charts (gnuplot): ratios to plain per workload, and the N-scaling.
 dat = os.path.join(build, "bench-ratios.dat")
 with open(dat, "w") as f:
-    f.write("workload " + " ".join(c for c, _ in CONFIGS) + "\n")
+    f.write("# workload " + " ".join(c for c, _ in CONFIGS) + "\n")
     for w in WORKLOADS:
         vals = []
         for c, _ in CONFIGS:
