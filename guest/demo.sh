@@ -3,13 +3,14 @@
 # idmapped view of a tmpfs it mounted itself.
 #
 #   host       root of the guest: writes id maps, as newuidmap(1) would
+#              (userns-run, tools/userns-run)
 #   container  started by the unprivileged user 1000; its user namespace
 #              maps container ids 0..65535 onto host ids 100000..165535;
 #              it mounts a tmpfs and fills it
 #   nested     started by the container's root; its user namespace maps
-#              nested ids 0..999 onto container ids 10000..10999. It sees
+#              nested ids 0..1999 onto container ids 10000..11999. It sees
 #              the container's tmpfs through an idmapped mount made by the
-#              container (idmap-mount --map=b:0:10000:1000), so files keep
+#              container (idmap-mount --map=b:0:10000:2000), so files keep
 #              the owners they have in the container.
 #
 # Usage: demo.sh [host|container|nested]   (the roles call each other)
@@ -17,30 +18,9 @@ set -eu
 DEMO=$(readlink -f "$0")
 W=/tmp/demo            # shared scratch directory (guest tmpfs)
 CTR=$W/ctr             # the container's mount points (its own namespace)
-PATH=$(dirname "$DEMO")/../build/bin:$PATH   # idmap-mount
+PATH=$(dirname "$DEMO")/../build/bin:$PATH   # idmap-mount, userns-run
 
 say() { printf '\n### %s\n' "$*"; }
-
-# start_in_userns MAP USER CMD...: run CMD as USER in a new user and mount
-# namespace whose uid/gid maps are MAP, written from here once the child
-# has unshared (what newuidmap does for rootless containers).
-start_in_userns() {
-	map=$1 user=$2
-	shift 2
-	fifo=$(mktemp -u "$W/go.XXXXXX")
-	mkfifo -m 0666 "$fifo"
-	setpriv --reuid="$user" --regid="$user" --clear-groups \
-		unshare --user --mount --propagation private -- \
-		sh -c 'echo $$ >"$0.pid"; read go <"$0"; shift; exec setpriv --reuid=0 --regid=0 --clear-groups "$@"' \
-		"$fifo" "$@" &
-	child=$!
-	while [ ! -s "$fifo.pid" ]; do :; done
-	pid=$(cat "$fifo.pid")
-	printf '%s\n' "$map" >"/proc/$pid/uid_map"
-	printf '%s\n' "$map" >"/proc/$pid/gid_map"
-	echo go >"$fifo"
-	wait "$child"
-}
 
 show() {  # show WHO DIR
 	printf -- '--- seen from the %s: ls -ln %s\n' "$1" "$2"
@@ -57,8 +37,10 @@ host)
 	echo "    series applied: tmpfs and ramfs accept idmapped mounts"
 	mkfifo -m 0666 "$W/ctr-ready" "$W/ctr-done"
 	say "host: user 1000 starts a rootless container (container 0..65535 = host 100000..165535)"
-	start_in_userns "0 100000 65536" 1000 sh "$DEMO" container &
+	{ userns-run --user=1000 "0 100000 65536" -- sh "$DEMO" container ||
+		echo failed >"$W/ctr-ready"; } &
 	read -r cpid <"$W/ctr-ready"
+	[ "$cpid" != failed ] || { echo "demo: the container failed" >&2; exit 1; }
 	say "host: the same files, through /proc/$cpid/root (the container's mounts)"
 	show host "/proc/$cpid/root$CTR/fs"
 	show host "/proc/$cpid/root$CTR/fs/shared"
@@ -76,12 +58,12 @@ container)
 	chmod 0777 "$CTR/fs/shared"
 	say "container: mounted tmpfs at $CTR/fs (in its own user namespace) and filled it"
 	show container "$CTR/fs"
-	say "container: idmap-mount --map=b:0:10000:1000 $CTR/fs $CTR/nested-view"
-	idmap-mount --map=b:0:10000:1000 "$CTR/fs" "$CTR/nested-view"
+	say "container: idmap-mount --map=b:0:10000:2000 $CTR/fs $CTR/nested-view"
+	idmap-mount --map=b:0:10000:2000 "$CTR/fs" "$CTR/nested-view"
 	grep " $CTR/" /proc/self/mountinfo | awk '{ print "    " $5 " " $6 }'
 	show container "$CTR/nested-view"
-	say "container: starts a nested container (nested 0..999 = container 10000..10999)"
-	start_in_userns "0 10000 1000" 0 sh "$DEMO" nested
+	say "container: starts a nested container (nested 0..1999 = container 10000..11999)"
+	userns-run "0 10000 2000" -- sh "$DEMO" nested
 	say "container: what the nested container wrote, in the container's tmpfs"
 	show container "$CTR/fs/shared"
 	# Stay alive while the host looks at our mounts through /proc/PID/root.
