@@ -197,6 +197,8 @@ plot '{dat}' using 2:xtic(1) title "(b) idmapped tmpfs", '' using 3 title "(c) u
      '' using 4 title "(b') idmapped ramfs", '' using 5 title "(d) bindfs --map"
 set output '{build}/bench-scaling.png'
 set title "Time to give a container a shifted view of N files"
+unset style
+set autoscale y
 set style data linespoints
 set logscale xy
 set xlabel "files in the tree (N)"
