@@ -11,7 +11,7 @@ PKGS=(
 	# VM
 	qemu-system-x86
 	# guest tests and user-space tools
-	acl attr libcap-dev libacl1-dev util-linux mount iproute2 e2fsprogs
+	acl attr libcap-dev libacl1-dev util-linux mount iproute2 ethtool e2fsprogs
 	# benchmark
 	bindfs fuse3 gnuplot-nox
 )

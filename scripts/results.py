@@ -11,7 +11,8 @@ file with no results at all: a suite that crashed half-way never passes.
 import re
 import sys
 
-RESULT = re.compile(r"^(not ok|ok) \d+(?: - | )?(.*?)(?:\s*#\s*(SKIP|TODO)\b\s*(.*))?$")
+# Directives are case-insensitive; tdc writes "# skipped - reason".
+RESULT = re.compile(r"^(not ok|ok) \d+(?: - | )?(.*?)(?:\s*#\s*((?i:skip|todo))\w*\s*(?:- )?(.*))?$")
 STAMP = re.compile(r"^\[\s*\d+\.\d+\]\s?")
 
 
@@ -42,7 +43,7 @@ def from_tap(area, path):
             continue
         seen += 1
         emit(area, m.group(1) == "ok", m.group(2) or running or f"test {seen}",
-             m.group(3), m.group(4) or "")
+             m.group(3) and m.group(3).upper(), m.group(4) or "")
     if seen == 0:
         emit(area, False, "no test results (suite did not run)")
     elif plan is not None and seen < plan:

@@ -26,7 +26,7 @@ for area in "${areas[@]}"; do
 	job=$BUILD/jobs/$area.sh
 	cat >"$job" <<JOB
 #!/bin/sh
-export TOP='$TOP' T_BIN='$BUILD/tests/$area' T_OUT='$run' PATH='$BUILD/bin':\$PATH
+export TOP='$TOP' TREE='$TREE' T_BIN='$BUILD/tests/$area' T_OUT='$run' PATH='$BUILD/bin':\$PATH
 cd '$dir' && sh ./guest.sh >'$run/results.tap' 2>'$run/stderr.log'
 JOB
 	conf=()
