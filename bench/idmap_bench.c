@@ -216,7 +216,7 @@ static void run_workloads(const char *config, const char *dir, uid_t owner)
 static void mount_fs(const char *type, const char *dir)
 {
 	mkdir(dir, 0755);
-	if (mount("bench", dir, type, 0, "mode=0777"))
+	if (mount("bench", dir, type, 0, "mode=0777,nr_inodes=0"))
 		die(dir);
 }
 

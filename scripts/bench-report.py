@@ -72,6 +72,10 @@ for r in rows + urows:
                                               "median", "min", "max", "ops", "seconds")})
 
 print(f"\nidmap-bench on {out['machine']}")
+if "clock=icount" in out["machine"]:
+    print("clock=icount: QEMU -icount shift=0, guest time = guest instructions executed "
+          "(1 ns per instruction);\n  ops/s are per 10^9 instructions: deterministic, "
+          "no caches modelled")
 n = next((r["n"] for r in rows if r["workload"] != "view"), None)
 print(f"N = {n} files, median of {len(rows[0]['seconds'])} repetitions [min..max]; "
       "ratio = ops/s relative to (a) plain tmpfs in the same run\n")
@@ -94,8 +98,10 @@ for layout in ("flat", "tree"):
                                       "ratio": ratio, "ratio_min": spread[0],
                                       "ratio_max": spread[1]})
                 cells.append(f"{ratio:19.3f}")
-            else:
+            elif any(x["config"] == c for x in skipped):
                 cells.append(f"{'skipped':>19}")
+            else:
+                cells.append(f"{'not run':>19}")
         u = get(urows, "plain", layout, w)
         pu = ""
         if u:
@@ -206,6 +212,11 @@ set ylabel "seconds (median)"
 set key left top
 plot '{sdat}' using 1:2 title "one idmapped mount", '' using 1:3 title "copy + chown"
 """
+if not out["view"]:  # no scaling data: draw the ratio chart only
+    gp = gp[:gp.index(f"set output '{build}/bench-scaling.png'")]
+if not any(r["config"] in dict(CONFIGS) for r in out["ratios"]):  # no per-op ratios
+    gp = gp[:gp.index(f"set output '{build}/bench-ratios.png'")] + \
+        (gp[gp.index(f"set output '{build}/bench-scaling.png'"):] if out["view"] else "")
 try:
     subprocess.run(["gnuplot"], input=gp, text=True, check=True)
     print(f"\ncharts: {build}/bench-ratios.png {build}/bench-scaling.png")
