@@ -44,6 +44,7 @@
 
 static long n_files = 100000;
 static int reps = 5;
+static int layouts = 3;	/* bit 0: flat, bit 1: tree */
 static char buf4k[4096];
 
 static double now(void)
@@ -202,6 +203,8 @@ static void run_workloads(const char *config, const char *dir, uid_t owner)
 	double t[W_NR], all[W_NR][64];
 
 	for (int tree = 0; tree <= 1; tree++) {
+		if (!(layouts & (1 << tree)))
+			continue;
 		cycle(dir, tree, n_files, owner, t);	/* warm-up */
 		for (int r = 0; r < reps; r++) {
 			cycle(dir, tree, n_files, owner, t);
@@ -434,9 +437,10 @@ static void run_view(const char *sizes)
 static void usage(FILE *out)
 {
 	fprintf(out,
-		"usage: idmap-bench [--n=N] [--reps=R] [--view=N1,N2,...] CONFIG...\n"
+		"usage: idmap-bench [--n=N] [--reps=R] [--view=N1,N2,...] [--layout=L] CONFIG...\n"
 		"  CONFIG: plain idmapped nested bindfs ramfs view (view: idmapped vs copychown)\n"
-		"  N: 1..2000000 files (default 100000); R: 1..50 (default 5)\n");
+		"  N: 1..2000000 files (default 100000); R: 1..50 (default 5)\n"
+		"  L: flat, tree or both (default): the layouts the workloads run on\n");
 }
 
 int main(int argc, char **argv)
@@ -445,6 +449,7 @@ int main(int argc, char **argv)
 		{ "n", required_argument, NULL, 'n' },
 		{ "reps", required_argument, NULL, 'r' },
 		{ "view", required_argument, NULL, 'v' },
+		{ "layout", required_argument, NULL, 'l' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -475,6 +480,19 @@ int main(int argc, char **argv)
 					fprintf(stderr, "idmap-bench: --view=%s: expected N1,N2,...\n", view);
 					return 2;
 				}
+			break;
+		case 'l':
+			if (!strcmp(optarg, "flat")) {
+				layouts = 1;
+			} else if (!strcmp(optarg, "tree")) {
+				layouts = 2;
+			} else if (!strcmp(optarg, "both")) {
+				layouts = 3;
+			} else {
+				fprintf(stderr, "idmap-bench: --layout=%s: expected flat, tree or both\n",
+					optarg);
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);

@@ -6,7 +6,7 @@
 #
 #   BENCH_N=100000  BENCH_REPS=5  BENCH_VIEW=1000,10000,100000,1000000
 #   BENCH_CONFIGS="plain idmapped nested bindfs ramfs view"
-#   BENCH_CLOCK=icount|wall
+#   BENCH_CLOCK=icount|wall  BENCH_LAYOUT=both|flat|tree
 #
 # BENCH_CLOCK=icount (the default under TCG) runs QEMU with
 # -icount shift=0,sleep=off and one vCPU (APs do not come up in that
@@ -22,13 +22,14 @@ N=${BENCH_N:-100000}
 REPS=${BENCH_REPS:-5}
 VIEW=${BENCH_VIEW:-1000,10000,100000,1000000}
 CLOCK=${BENCH_CLOCK:-icount}
+LAYOUT=${BENCH_LAYOUT:-both}
 [ "${ACCEL:-tcg}" = kvm ] && CLOCK=wall
 case $CLOCK in icount | wall) ;; *) die "BENCH_CLOCK=$CLOCK: expected icount or wall" ;; esac
 CONFIGS=${BENCH_CONFIGS:-plain idmapped nested bindfs ramfs view}
 bin=$BUILD/tests/bench/idmap-bench
 [ -x "$bin" ] || die "$bin is missing (scripts/userspace.sh builds it)"
 # Validate the arguments on the host before booting anything.
-"$bin" --n="$N" --reps="$REPS" --view="$VIEW" --help >/dev/null
+"$bin" --n="$N" --reps="$REPS" --view="$VIEW" --layout="$LAYOUT" --help >/dev/null
 for c in $CONFIGS; do
 	case $c in plain | idmapped | nested | bindfs | ramfs | view) ;;
 	*) die "unknown benchmark configuration '$c' (plain idmapped nested bindfs ramfs view)" ;;
@@ -53,7 +54,7 @@ bench_vm() { # NAME VARIANT CONFIGS...
 	cat >"$job" <<JOB
 #!/bin/sh
 echo "accel=${ACCEL:-tcg} clock=$CLOCK kernel=\$(uname -r) cpus=\$(nproc) cpu=\$(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2-)" >'$BUILD/vm/$name/machine.txt'
-'$bin' --n=$N --reps=$REPS --view=$VIEW $* >'$BUILD/vm/$name/bench.jsonl'
+'$bin' --n=$N --reps=$REPS --view=$VIEW --layout=$LAYOUT $* >'$BUILD/vm/$name/bench.jsonl'
 JOB
 	phase "bench:$name" "$TOP/scripts/vm.sh" --variant "$variant" --conf "$conf" "$name" "$job"
 }
