@@ -47,6 +47,10 @@ JOB
 	else
 		python3 "$TOP/scripts/results.py" tap "$area" "$run/results.tap" >>"$flat"
 	fi
+	# Checks the area's vm_post made on the host (vm.conf), if any.
+	if [ -f "$run/host.tap" ]; then
+		python3 "$TOP/scripts/results.py" tap "$area" "$run/host.tap" >>"$flat"
+	fi
 	{
 		echo "===== $area ====="
 		cat "$run/console.log" 2>/dev/null

@@ -5,7 +5,11 @@
 #
 #   --variant V     kernel variant (kconfig/variants), default: test
 #   --conf FILE     a suite's vm.conf: VM_CPU, VM_SMP, VM_MEM, VM_APPEND,
-#                   VM_TIMEOUT and the array VM_QEMU_ARGS
+#                   VM_TIMEOUT and the array VM_QEMU_ARGS; it may define
+#                   the functions vm_pre RUN_DIR (host side, before QEMU
+#                   starts, e.g. a platform simulator) and vm_post RUN_DIR
+#                   (after QEMU ended, whatever the outcome; host-side
+#                   checks write TAP lines to RUN_DIR/host.tap)
 #   --interactive   serial console on this terminal, a shell instead of JOB
 #
 # Everything about the run is in build/vm/NAME: job.sh, console.log and the
@@ -58,14 +62,22 @@ qemu=(qemu-system-x86_64 -nodefaults -no-user-config -machine "pc,accel=$accel"
 	-device virtio-9p-pci,fsdev=out,mount_tag=out
 	"${VM_QEMU_ARGS[@]}")
 
-if [ -n "$interactive" ]; then
-	exec "${qemu[@]}" -serial mon:stdio
+if declare -F vm_pre >/dev/null; then
+	vm_pre "$run" || die "$name: the host side of the VM (vm_pre in $conf) failed"
 fi
-
 set +e
-timeout -k 5 "$VM_TIMEOUT" "${qemu[@]}" -serial "file:$run/console.log" </dev/null >"$run/qemu.log" 2>&1
-qrc=$?
+if [ -n "$interactive" ]; then
+	"${qemu[@]}" -serial mon:stdio
+	qrc=$?
+else
+	timeout -k 5 "$VM_TIMEOUT" "${qemu[@]}" -serial "file:$run/console.log" </dev/null >"$run/qemu.log" 2>&1
+	qrc=$?
+fi
 set -e
+if declare -F vm_post >/dev/null; then
+	vm_post "$run" || printf 'error: %s: the host side of the VM (vm_post in %s) failed\n' "$name" "$conf" >&2
+fi
+[ -n "$interactive" ] && exit $qrc
 if [ $qrc -eq 124 ] || [ $qrc -eq 137 ]; then
 	printf 'error: guest %s hung: killed after %ss; console log: %s\n' "$name" "$VM_TIMEOUT" "$run/console.log" >&2
 	tail -n 15 "$run/console.log" | sed 's/^/   | /' >&2
