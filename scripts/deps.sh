@@ -9,7 +9,7 @@ PKGS=(
 	linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev
 	cpio ccache dwarves python3 rsync kmod xz-utils git
 	# VM
-	qemu-system-x86
+	qemu-system-x86 acpica-tools
 	# guest tests and user-space tools
 	acl attr libcap-dev libacl1-dev util-linux mount iproute2 ethtool e2fsprogs
 	# benchmark

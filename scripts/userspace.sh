@@ -1,8 +1,9 @@
 #!/bin/bash
 # userspace.sh: build the user-space side on the host: the shipped tools
 # (tools/*/) into build/bin and each test area's guest programs
-# (tests/*/Makefile) into build/tests/AREA. The guest runs them from the
-# host's filesystem, shared read-only.
+# (tests/*/Makefile) into build/tests/AREA, and the firmware tables of the
+# emulated platforms (platform/*/Makefile) into build/platform/NAME. The
+# guest runs them from the host's filesystem, shared read-only.
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$BUILD/bin"
@@ -11,6 +12,13 @@ for mk in "$TOP"/tools/*/Makefile; do
 	d=$(dirname "$mk")
 	logged "$LOGS/tools-$(basename "$d").log" make -C "$d" OUT="$BUILD/bin" ||
 		die "building tools/$(basename "$d") failed"
+done
+for mk in "$TOP"/platform/*/Makefile; do
+	d=$(dirname "$mk")
+	name=$(basename "$d")
+	mkdir -p "$BUILD/platform/$name"
+	logged "$LOGS/platform-$name.log" make -C "$d" OUT="$BUILD/platform/$name" ||
+		die "building platform/$name failed"
 done
 for mk in "$TOP"/tests/*/Makefile "$TOP"/bench/Makefile; do
 	[ -f "$mk" ] || continue

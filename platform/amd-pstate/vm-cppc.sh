@@ -1,0 +1,95 @@
+# vm-cppc.sh: sourced by a suite's vm.conf (scripts/vm.sh) to boot the
+# guest on the emulated CPPC platform:
+#
+#   CPPC_SSDT=1|0   give the CPUs a _CPC (the SSDT built from cppc.conf)
+#   CPPC_SIM=1|0    run the host-side simulator (tools/cppc-sim) next to QEMU
+#
+# The guest's RAM lives in a shared file (memory-backend-file, share=on) so
+# that the simulator can reach the register region; memmap= reserves that
+# region in the guest so that cppc_acpi can ioremap it; amd_pstate=passive
+# is what 6.1's driver needs to load at all. vm_post stops the simulator,
+# checks what only the host can see (ENABLE after power-off) and plots the
+# timeline.
+# shellcheck shell=bash
+
+CPPC_DIR=$TOP/platform/amd-pstate
+CPPC_CONF=$CPPC_DIR/cppc.conf
+CPPC_SSDT=${CPPC_SSDT:-1}
+CPPC_SIM=${CPPC_SIM:-1}
+# Family 19h model 01h: cppc_acpi accepts SystemMemory registers on it
+# without an _OSC, and amd_get_highest_perf() does not cap it.
+VM_CPU=${CPPC_CPU:-EPYC-Milan}
+# shellcheck disable=SC1090
+. "$CPPC_CONF"
+VM_APPEND="$VM_APPEND amd_pstate=passive memmap=$((CPPC_SIZE))\$$CPPC_BASE"
+cppc_ram=/dev/shm/pl-cppc-$$.ram
+VM_QEMU_ARGS+=(-object "memory-backend-file,id=ram,share=on,mem-path=$cppc_ram,size=$VM_MEM"
+	-machine memory-backend=ram)
+if [ "$CPPC_SSDT" = 1 ]; then
+	cppc_aml=$BUILD/platform/amd-pstate/ssdt-cppc-$VM_SMP.aml
+	[ -f "$cppc_aml" ] || die "no SSDT for $VM_SMP CPUs at $cppc_aml (platform/amd-pstate/Makefile CPUS)"
+	VM_QEMU_ARGS+=(-acpitable "file=$cppc_aml")
+fi
+
+vm_pre() {
+	local run=$1
+	rm -f "$cppc_ram"
+	[ "$CPPC_SIM" = 1 ] || return 0
+	[ -x "$BUILD/bin/cppc-sim" ] || die "$BUILD/bin/cppc-sim is missing (scripts/userspace.sh builds it)"
+	"$BUILD/bin/cppc-sim" --conf="$CPPC_CONF" --mem="$cppc_ram" --cpus="$VM_SMP" \
+		--timeline="$run/cppc-timeline.txt" >"$run/cppc-sim.log" 2>&1 &
+	cppc_sim_pid=$!
+}
+
+vm_post() {
+	local run=$1 n=0 rc=0
+	if [ "$CPPC_SIM" = 1 ]; then
+		kill -TERM "$cppc_sim_pid" 2>/dev/null
+		wait "$cppc_sim_pid" || rc=$?
+	fi
+	rm -f "$cppc_ram"
+	tap() { # OK DESCRIPTION
+		n=$((n + 1))
+		if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi >>"$run/host.tap"
+	}
+	if [ "$CPPC_SIM" != 1 ]; then
+		# The other half of "no simulator": a simulator with no guest.
+		local out
+		out=$("$BUILD/bin/cppc-sim" --conf="$CPPC_CONF" --mem="$run/no-guest.ram" \
+			--cpus="$VM_SMP" --wait=1 2>&1)
+		rc=$?
+		echo "$out" >"$run/cppc-sim-no-guest.log"
+		tap "$([ $rc = 1 ] && [[ $out == *"no guest: "* ]] && echo 0 || echo 1)" \
+			"host: a simulator started without a guest fails with a clear message (exit $rc: $out)"
+		return 0
+	fi
+	tap "$rc" "host: the simulator ran next to the guest and stopped cleanly (exit $rc)"
+	local finals
+	finals=$(grep -c '^# final cpu=' "$run/cppc-timeline.txt" 2>/dev/null || true)
+	tap "$([ "$finals" = "$VM_SMP" ] && echo 0 || echo 1)" \
+		"host: the timeline has a final state for each of the $VM_SMP CPUs ($finals)"
+	# Enabled at boot (seen here at least once) and disabled at power-off
+	# (cpufreq's syscore shutdown suspends the driver: ENABLE := 0).
+	local bad
+	bad=$(grep '^# final cpu=' "$run/cppc-timeline.txt" 2>/dev/null |
+		grep -v ' enable=0 ' | grep -o 'cpu=[0-9]*' | tr '\n' ' ')
+	tap "$([ -z "$bad" ] && [ "$finals" = "$VM_SMP" ] && echo 0 || echo 1)" \
+		"host: CPPC ENABLE is 0 on every CPU after the guest powered off${bad:+ (still 1: $bad)}"
+	bad=$(grep '^# final cpu=' "$run/cppc-timeline.txt" 2>/dev/null |
+		grep ' enabled=0 ' | grep -o 'cpu=[0-9]*' | tr '\n' ' ')
+	tap "$([ -z "$bad" ] && [ "$finals" = "$VM_SMP" ] && echo 0 || echo 1)" \
+		"host: CPPC ENABLE was set on every CPU during the run${bad:+ (never: $bad)}"
+	bad=$(grep '^# final cpu=' "$run/cppc-timeline.txt" 2>/dev/null |
+		grep -v ' out_of_range=0' | grep -o 'cpu=[0-9]*' | tr '\n' ' ')
+	tap "$([ -z "$bad" ] && [ "$finals" = "$VM_SMP" ] && echo 0 || echo 1)" \
+		"host: DESIRED never held a value outside [lowest, highest]${bad:+ (out of range on $bad)}"
+	if command -v gnuplot >/dev/null; then
+		# The window the guest ran its load/idle cycles under schedutil in.
+		local from=0 to=0 what="whole run"
+		[ -f "$run/cppc-window" ] && read -r from to what <"$run/cppc-window"
+		gnuplot -e "timeline='$run/cppc-timeline.txt'; out='$run/cppc-timeline.png'; ncpus=$VM_SMP; t0=$from; t1=$to; what='$what'" \
+			"$CPPC_DIR/timeline.gp" >"$run/gnuplot.log" 2>&1
+		tap "$?" "host: the timeline plots ($run/cppc-timeline.png)"
+	fi
+	return 0
+}
