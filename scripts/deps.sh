@@ -11,7 +11,7 @@ PKGS=(
 	# VM
 	qemu-system-x86 acpica-tools
 	# guest tests and user-space tools
-	acl attr libcap-dev libacl1-dev util-linux mount iproute2 ethtool e2fsprogs
+	acl attr libcap-dev libacl1-dev util-linux mount iproute2 ethtool e2fsprogs i2c-tools
 	# benchmark
 	bindfs fuse3 gnuplot-nox
 )
