@@ -35,7 +35,7 @@ for hz, size in sorted({(k[0], k[1]) for k in groups}):
         b = statistics.median(r["bytes_per_s"] for r in groups[(hz, size, mtu)])
         out["results"].append({"bus_hz": hz, "size": size, "mtu": mtu, "msgs_per_s": v,
                                "median": med[mtu], "bytes_per_s_median": b})
-        cells.append(f"{med[mtu]:.2f} [{v[0]:.2f}..{v[-1]:.2f}]")
+        cells.append(f"{med[mtu]:.3f} [{v[0]:.3f}..{v[-1]:.3f}]")
     ratio = med[254] / med[68] if 68 in med and 254 in med else None
     if ratio:
         out["ratios"].append({"bus_hz": hz, "size": size, "mtu254_over_mtu68": ratio})

@@ -180,7 +180,7 @@ static int ping(int fd, int net, int eid, int type, long *sizes, int nsizes, lon
 		}
 		total = now() - t0;
 		qsort(rtt, count, sizeof(*rtt), cmp_double);
-		printf("size=%ld count=%ld rtt_ms_median=%.3f rtt_ms_min=%.3f rtt_ms_max=%.3f msgs_per_s=%.1f bytes_per_s=%.0f\n",
+		printf("size=%ld count=%ld rtt_ms_median=%.3f rtt_ms_min=%.3f rtt_ms_max=%.3f msgs_per_s=%.4f bytes_per_s=%.1f\n",
 		       sizes[s], count, rtt[count / 2] * 1e3, rtt[0] * 1e3, rtt[count - 1] * 1e3,
 		       count / total, count * sizes[s] / total);
 		fflush(stdout);
