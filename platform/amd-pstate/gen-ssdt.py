@@ -11,15 +11,7 @@ cppc.conf describes.
 """
 import sys
 
-
-def load_conf(path):
-    conf = {}
-    for line in open(path):
-        line = line.split("#", 1)[0].strip()
-        if line:
-            key, value = line.split("=", 1)
-            conf[key.strip()] = int(value.strip(), 0)
-    return conf
+from cppc_conf import load_conf
 
 
 def reg(width, addr):

@@ -12,22 +12,15 @@ import struct
 import sys
 import time
 
-CONF = os.path.join(os.environ.get("TOP", "/"), "platform/amd-pstate/cppc.conf")
+PLATFORM = os.path.join(os.environ.get("TOP", "/"), "platform/amd-pstate")
+CONF = os.path.join(PLATFORM, "cppc.conf")
+sys.path.insert(0, PLATFORM)
+from cppc_conf import load_conf  # noqa: E402
 MAGIC = b"CPPCSIM1"
 HEADER = struct.Struct("<8sIIQQI28x")  # magic version ncpus heartbeat elapsed_ns tick_us
 CPU = struct.Struct("<IIIIIIIIQ24x")
 CPU_FIELDS = ("enable", "desired", "applied", "desired_min", "desired_max",
               "enabled_count", "disabled_count", "out_of_range", "changes")
-
-
-def load_conf(path=CONF):
-    conf = {}
-    for line in open(path):
-        line = line.split("#", 1)[0].strip()
-        if line:
-            key, value = line.split("=", 1)
-            conf[key.strip()] = int(value.strip(), 0)
-    return conf
 
 
 class NoSimulator(Exception):
@@ -38,7 +31,7 @@ class Platform:
     """Reads the registers and the simulator's status page."""
 
     def __init__(self, conf=None):
-        self.conf = conf or load_conf()
+        self.conf = conf or load_conf(CONF)
         base, size = self.conf["CPPC_BASE"], self.conf["CPPC_SIZE"]
         try:
             fd = os.open("/dev/mem", os.O_RDONLY | os.O_SYNC)
