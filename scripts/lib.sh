@@ -64,12 +64,25 @@ check_disk() {
 	fi
 }
 
-# variant_tree patched|baseline: the source tree a kernel variant builds
-# from. The baseline is a git worktree of the unpatched tree, made on
-# demand (only the benchmark's unpatched kernel uses it).
+# variant_tree patched|baseline|series-NNNN: the source tree a kernel
+# variant builds from. The baseline is a git worktree of the unpatched tree,
+# series-NNNN one of the tree with the series applied up to patch NNNN;
+# both are made on demand (the benchmark's unpatched kernel, the ABI
+# tests' kernel from before the SMBus 3.0 patches).
 variant_tree() {
 	case $1 in
 	patched) echo "$TREE" ;;
+	series-[0-9][0-9][0-9][0-9])
+		local n=$((10#${1#series-})) commit wt=$BUILD/linux-$1
+		commit=$(git -C "$TREE" rev-list --reverse baseline..HEAD | sed -n "${n}p")
+		[ -n "$commit" ] || die "tree '$1': the series has fewer than $n patches"
+		if [ ! -f "$wt/Makefile" ] || [ "$(git -C "$wt" rev-parse HEAD 2>/dev/null)" != "$commit" ]; then
+			rm -rf "$wt"
+			git -C "$TREE" worktree prune
+			git -C "$TREE" worktree add -q --detach "$wt" "$commit" >&2
+		fi
+		echo "$wt"
+		;;
 	baseline)
 		if [ ! -f "$BUILD/linux-baseline/Makefile" ] ||
 			[ "$(git -C "$BUILD/linux-baseline" rev-parse HEAD 2>/dev/null)" != \

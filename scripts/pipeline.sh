@@ -33,6 +33,9 @@ run)
 check)
 	rm -f "$BUILD/results.tap" "$BUILD/console.log"
 	kernel test
+	# tests/i2c-abi compares the i2c-dev ABI with the kernel from before
+	# the SMBus 3.0 patches.
+	kernel abi-base
 	phase tools "$S/userspace.sh" test
 	"$S/run-tests.sh"
 	;;

@@ -8,86 +8,20 @@ Debian's i2c-tools, then two mctp-i2c interfaces, one per side, each in
 its own MCTP network, exchanging messages with tools/mctp (mctp-conf,
 mctp-echo). Output: TAP.
 """
-import glob
 import os
 import re
 import subprocess
 import sys
 import time
 
-TOP = os.environ.get("TOP", "/")
-KOBJ = os.environ.get("KOBJ", os.path.join(TOP, "build/obj-test"))
-BIN = os.path.join(TOP, "build/bin")
-results = []
-
-
-def tap(ok, name, skip=None):
-    results.append(ok)
-    line = f"{'ok' if ok else 'not ok'} {len(results)} - {name}"
-    if skip:
-        line += f" # SKIP {skip}"
-    print(line, flush=True)
-    return ok
-
-
-def diag(msg):
-    for line in str(msg).splitlines():
-        print(f"# {line}", flush=True)
-
-
-def run(*cmd, check=False, timeout=120):
-    p = subprocess.run([str(c) for c in cmd], capture_output=True, text=True, timeout=timeout)
-    if check and p.returncode:
-        diag(f"$ {' '.join(map(str, cmd))}\n{p.stdout}{p.stderr}")
-    return p
-
-
-def sh_ok(name, *cmd):
-    p = run(*cmd, check=True)
-    return tap(p.returncode == 0, name), p
-
-
-def buses():
-    """Adapter number by name, e.g. {'i2c-crosswire 0a': 3}."""
-    out = {}
-    for d in glob.glob("/sys/bus/i2c/devices/i2c-*"):
-        out[open(f"{d}/name").read().strip()] = int(d.rsplit("-", 1)[1])
-    return out
-
-
-def new_device(bus, name, addr):
-    with open(f"/sys/bus/i2c/devices/i2c-{bus}/new_device", "w") as f:
-        f.write(f"{name} {addr:#x}")
-
-
-def delete_device(bus, addr):
-    with open(f"/sys/bus/i2c/devices/i2c-{bus}/delete_device", "w") as f:
-        f.write(f"{addr:#x}")
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../lib"))
+from i2c_guest import (BIN, buses, delete_device, diag, insmod, new_device, pec,  # noqa: E402
+                       plan, rmmod, run, tap)
 
 
 def stats(dev):
     d = f"/sys/class/net/{dev}/statistics"
     return {k: int(open(f"{d}/{k}").read()) for k in os.listdir(d)}
-
-
-def insmod(name, *params):
-    ko = {"i2c-crosswire": "drivers/i2c/busses/i2c-crosswire.ko",
-          "i2c-stub": "drivers/i2c/i2c-stub.ko"}[name]
-    return run("insmod", os.path.join(KOBJ, ko), *params, check=True).returncode == 0
-
-
-def rmmod(name):
-    return run("rmmod", name, check=True).returncode == 0
-
-
-def pec(data):
-    """SMBus PEC: CRC-8, polynomial x^8 + x^2 + x + 1."""
-    crc = 0
-    for b in data:
-        crc ^= b
-        for _ in range(8):
-            crc = ((crc << 1) ^ 0x07) & 0xff if crc & 0x80 else (crc << 1) & 0xff
-    return crc
 
 
 def test_targets(a, b):
@@ -194,9 +128,10 @@ def ping(net, eid, sizes, count, timeout=60000):
                "--timeout", timeout, timeout=600)
 
 
-def test_mctp(a, b, mtu, sizes, count):
+def test_mctp(a, b, mtu, sizes, count, path="raw I2C"):
     ok, da, db = setup_mctp(a, b, mtu)
-    tap(ok, f"mtu {mtu}: two mctpi2c interfaces configured with mctp-conf (own networks)")
+    tap(ok, f"{path}, mtu {mtu}: two mctpi2c interfaces configured with mctp-conf "
+        "(own networks)")
     if not ok:
         teardown_mctp(a, b)
         return
@@ -209,7 +144,7 @@ def test_mctp(a, b, mtu, sizes, count):
         ok = p.returncode == 0 and srv.returncode == 0
         if not ok:
             diag(f"ping: {p.stdout}{p.stderr}server (exit {srv.returncode}): {srv.stderr.read()}")
-        tap(ok, f"mtu {mtu}: {label}: {count} messages of each of {len(sizes)} sizes "
+        tap(ok, f"{path}, mtu {mtu}: {label}: {count} messages of each of {len(sizes)} sizes "
             f"({min(sizes)}..{max(sizes)} bytes) echoed intact")
         diag(p.stdout)
     # Fragmentation: MCTP carries mtu - 4 payload bytes (+1 type byte in
@@ -219,12 +154,13 @@ def test_mctp(a, b, mtu, sizes, count):
     want = sum(count * -(-(s + 1) // per) for s in sizes)  # da's requests
     want += sum(count * -(-(s + 1) // per) for s in sizes)  # da's responses
     got = after["tx_packets"] - before["tx_packets"]
-    tap(got == want, f"mtu {mtu}: {da} sent {got} packets for both directions' messages "
-        f"(expected {want}: ceil((size + 1) / {per}) each)")
+    tap(got == want and after["tx_errors"] == before["tx_errors"],
+        f"{path}, mtu {mtu}: {da} sent {got} packets for both directions' messages "
+        f"(expected {want}: ceil((size + 1) / {per}) each), no transmit errors")
     teardown_mctp(a, b)
 
 
-def test_concurrent(a, b):
+def test_concurrent(a, b, path="raw I2C"):
     """Requests in both directions at once: each side holds the bus lock for
     its flow while the other answers, and tags pair requests to responses."""
     ok, da, db = setup_mctp(a, b, 254)
@@ -245,14 +181,16 @@ def test_concurrent(a, b):
     for s in procs:
         s.kill()
         s.wait()
-    tap(ok and rcs == [0] * 2, f"a client in each direction at once, 200 requests each: every "
+    tap(ok and rcs == [0] * 2, f"{path}: a client in each direction at once, 200 requests each: every "
         f"response intact and to its requester (exit codes {rcs})")
     teardown_mctp(a, b)
 
 
-def test_malformed(a, b):
+def test_malformed(a, b, path="raw I2C"):
     """Frames with a bad command code, byte count or PEC, or cut short,
-    written raw onto the wire: dropped and counted, the receiver stays up."""
+    written onto the wire: dropped and counted, the receiver stays up. On an
+    SMBus-only adapter they go out as I2C block writes (command, then the
+    bytes as they are)."""
     ok, da, db = setup_mctp(a, b, 68)
     # A valid MCTP-over-I2C frame to lladdr 0x20 from 0x10: command 0x0f,
     # byte count, source address, MCTP header (ver 1, dest 9, src 8,
@@ -262,6 +200,9 @@ def test_malformed(a, b):
 
     def inject(data, with_pec=True):
         full = data + ([pec([0x20 << 1] + data)] if with_pec else [])
+        if path != "raw I2C":
+            return run(os.path.join(BIN, "smbus3-block"), a, "0x20", "i2c-write",
+                       *full, check=True).returncode == 0
         args = [f"w{len(full)}@0x20"] + [f"{x:#04x}" for x in full]
         return run("i2ctransfer", "-y", a, *args).returncode == 0
 
@@ -277,7 +218,7 @@ def test_malformed(a, b):
         after = stats(db)
         tap(sent and after[counter] == before[counter] + 1 and
             after["rx_packets"] == before["rx_packets"],
-            f"malformed frame ({name}): dropped, {db} {counter} +1 "
+            f"{path}: malformed frame ({name}): dropped, {db} {counter} +1 "
             f"({before[counter]} -> {after[counter]})")
     srv = echo_server(2, 3)
     time.sleep(0.2)
@@ -285,7 +226,7 @@ def test_malformed(a, b):
     p2 = inject(frame)  # a well-formed frame still counts as received
     srv.kill()
     srv.wait()
-    tap(ok and p.returncode == 0 and p2, "after malformed frames the receiver still answers")
+    tap(ok and p.returncode == 0 and p2, f"{path}: after malformed frames the receiver still answers")
     teardown_mctp(a, b)
 
 
@@ -310,13 +251,30 @@ def test_bad_config():
     tap(p.returncode == 2, f"mctp-echo: size 0 refused ({p.stderr.strip()})")
 
 
+def test_smbus_refused():
+    """mctp-i2c on an adapter with 32-byte SMBus blocks only (i2c-stub)."""
+    insmod("i2c-stub", "chip_addr=0x08")
+    stub = buses().get("SMBus stub driver")
+    run("dmesg", "-C")
+    new_device(stub, "mctp-i2c-interface", 0x1010)
+    log = run("dmesg").stdout
+    msg = next((x for x in log.splitlines() if "MCTP needs" in x), "")
+    tap(not os.path.exists(f"/sys/class/net/mctpi2c{stub}") and "neither raw I2C nor SMBus 3.0" in msg,
+        f"mctp-i2c refuses an adapter with only 32-byte SMBus blocks, saying why "
+        f"({msg.split('] ', 1)[-1].strip()[:140]})")
+    delete_device(stub, 0x1010)
+    rmmod("i2c_stub")
+
+
 def main():
-    if not insmod("i2c-crosswire", "pairs=1"):
+    if not insmod("i2c-crosswire", "pairs=1", "smbus_pairs=1"):
         print("Bail out! i2c-crosswire does not load", flush=True)
         return 1
     bs = buses()
     a, b = bs.get("i2c-crosswire 0a"), bs.get("i2c-crosswire 0b")
-    if not tap(a is not None and b is not None, f"i2c-crosswire: one pair of adapters ({a}, {b})"):
+    sa, sb = bs.get("i2c-crosswire 1a smbus"), bs.get("i2c-crosswire 1b smbus")
+    if not tap(None not in (a, b, sa, sb),
+               f"i2c-crosswire: a raw pair ({a}, {b}) and an SMBus-only pair ({sa}, {sb})"):
         return 1
     funcs = run("i2cdetect", "-F", a).stdout
     tap(re.search(r"^I2C\s+yes", funcs, re.M) is not None and
@@ -331,7 +289,20 @@ def main():
     test_mctp(a, b, 254, sizes, 3)
     test_concurrent(a, b)
     test_malformed(a, b)
+
+    # The same over SMBus 3.0 block writes: the SMBus-only adapters have no
+    # raw I2C, so mctp-i2c transmits with I2C_SMBUS3_BLOCK_DATA and PEC.
+    funcs = run("i2cdetect", "-F", sa).stdout
+    tap(re.search(r"^I2C\s+no", funcs, re.M) is not None and
+        re.search(r"^SMBus Block Write\s+yes", funcs, re.M) is not None,
+        "the SMBus-only adapters do SMBus block writes but no raw I2C")
+    smbus = "SMBus 3.0 blocks"
+    test_mctp(sa, sb, 68, sizes, 3, smbus)
+    test_mctp(sa, sb, 254, sizes, 3, smbus)
+    test_concurrent(sa, sb, smbus)
+    test_malformed(sa, sb, smbus)
     tap(rmmod("i2c_crosswire"), "i2c-crosswire unloads with nothing left registered")
+    test_smbus_refused()
 
     # A simulated bus clock: transfers take their bit time.
     insmod("i2c-crosswire", "bus_hz=100000")
@@ -350,8 +321,7 @@ def main():
     delete_device(b, 0x1050)
     rmmod("i2c_crosswire")
 
-    print(f"1..{len(results)}", flush=True)
-    return 0 if all(results) else 1
+    return plan()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,260 @@
+#!/usr/bin/env python3
+"""tests/i2c-abi, part 2, on the test kernel: the i2c-dev ABI with SMBus 3.0
+blocks.
+
+- Existing binaries (Debian's i2c-tools, old-abi built against the unchanged
+  6.1 uAPI headers) see exactly what they saw on the kernel from before the
+  series: the transcript equals the one part 1 recorded there, and a block
+  read answered with 255 bytes is EPROTO with the caller's buffer untouched.
+- A new program (tools/smbus3) reads and writes 255-byte blocks, with PEC,
+  both where the core emulates SMBus over raw I2C and on an SMBus-only
+  adapter's native smbus_xfer; adapters without I2C_FUNC_SMBUS3_BLOCK refuse
+  the new types.
+- I2C_RDWR takes I2C_M_RECV_LEN_255 only with a buffer that can hold it.
+- The i2c-dev ioctls, fuzzed: no buffer overrun, no hang (and the harness
+  fails the run on any kernel report: KASAN, lockdep, kmemleak).
+Output: TAP.
+"""
+import ctypes
+import difflib
+import errno
+import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../lib"))
+from i2c_guest import BIN, TOP, buses, diag, new_device, pec, plan, run, tap  # noqa: E402
+from abi_transcript import (EEPROM, STUB_ADDR, T_BIN, TESTUNIT, eeprom_image,  # noqa: E402
+                            eeprom_path, setup, transcript, write_eeprom)
+
+I2C_SLAVE, I2C_FUNCS, I2C_RDWR, I2C_SMBUS = 0x0703, 0x0705, 0x0707, 0x0720
+I2C_FUNC_I2C, I2C_FUNC_SMBUS3_BLOCK = 0x1, 0x40
+I2C_M_RD, I2C_M_RECV_LEN, I2C_M_RECV_LEN_255 = 0x1, 0x400, 0x100
+I2C_SMBUS_READ, I2C_SMBUS_WRITE, I2C_SMBUS3_BLOCK_DATA = 1, 0, 9
+BASE = os.path.join(TOP, "build/vm/i2c-abi-base/transcript.txt")
+SMBUS3 = os.path.join(BIN, "smbus3-block")
+
+
+class Msg(ctypes.Structure):
+    _fields_ = [("addr", ctypes.c_uint16), ("flags", ctypes.c_uint16),
+                ("len", ctypes.c_uint16), ("buf", ctypes.c_void_p)]
+
+
+class RdwrData(ctypes.Structure):
+    _fields_ = [("msgs", ctypes.c_void_p), ("nmsgs", ctypes.c_uint32)]
+
+
+class SmbusArgs(ctypes.Structure):
+    _fields_ = [("read_write", ctypes.c_uint8), ("command", ctypes.c_uint8),
+                ("size", ctypes.c_uint32), ("data", ctypes.c_void_p)]
+
+
+libc = ctypes.CDLL(None, use_errno=True)
+libc.ioctl.argtypes = (ctypes.c_int, ctypes.c_ulong, ctypes.c_void_p)
+
+
+def ioctl_errno(fd, req, arg):
+    """ioctl(fd, req, &arg): 0 or the errno."""
+    ctypes.set_errno(0)
+    return 0 if libc.ioctl(fd, req, ctypes.addressof(arg)) >= 0 else ctypes.get_errno()
+
+
+def open_bus(bus, addr):
+    fd = os.open(f"/dev/i2c-{bus}", os.O_RDWR)
+    libc.ioctl(fd, I2C_SLAVE, addr)
+    return fd
+
+
+def funcs(bus):
+    fd = os.open(f"/dev/i2c-{bus}", os.O_RDWR)
+    buf = ctypes.c_ulong()
+    err = ioctl_errno(fd, I2C_FUNCS, buf)
+    os.close(fd)
+    return -1 if err else buf.value
+
+
+def rdwr_block(bus, addr, cmd, flags, buflen):
+    """Write cmd, then a block read with I2C_M_RECV_LEN and the given extra
+    flags into a buffer of buflen bytes followed by a guard.
+    Returns (errno, data, guard intact)."""
+    fd = open_bus(bus, addr)
+    cmdbuf = (ctypes.c_uint8 * 1)(cmd)
+    buf = (ctypes.c_uint8 * (buflen + 64))(*([0xa5] * (buflen + 64)))
+    buf[0] = 1
+    msgs = (Msg * 2)(Msg(addr, 0, 1, ctypes.addressof(cmdbuf)),
+                     Msg(addr, I2C_M_RD | flags, buflen, ctypes.addressof(buf)))
+    data = RdwrData(ctypes.addressof(msgs), 2)
+    err = ioctl_errno(fd, I2C_RDWR, data)
+    os.close(fd)
+    got = bytes(buf[1:1 + buf[0]]) if not err else b""
+    return err, got, all(v == 0xa5 for v in buf[buflen:])
+
+
+def smbus3_ioctl(bus, addr, rw, cmd, block):
+    """I2C_SMBUS with I2C_SMBUS3_BLOCK_DATA; returns (errno, union bytes)."""
+    fd = open_bus(bus, addr)
+    union = (ctypes.c_uint8 * 258)(*block)
+    args = SmbusArgs(rw, cmd, I2C_SMBUS3_BLOCK_DATA, ctypes.addressof(union))
+    err = ioctl_errno(fd, I2C_SMBUS, args)
+    os.close(fd)
+    return err, bytes(union)
+
+
+def read_eeprom(bus):
+    return open(eeprom_path(bus), "rb").read()
+
+
+def hexes(data):
+    return " ".join(f"0x{v:02x}" for v in data)
+
+
+def test_transcript(s, a, b):
+    text = transcript(s, a, b)
+    with open(os.path.join(os.environ.get("T_OUT", "/tmp"), "transcript.txt"), "w") as f:
+        f.write(text)
+    if not os.path.exists(BASE):
+        tap(False, "existing binaries behave as on the kernel before the SMBus 3.0 patches "
+            f"(no transcript from that kernel at {BASE}: see the host checks)")
+    else:
+        base = open(BASE).read()
+        diff = list(difflib.unified_diff(base.splitlines(), text.splitlines(),
+                                         "before the series", "test kernel", lineterm="", n=1))
+        diag("\n".join(diff[:60]))
+        tap(not diff, f"i2c-tools and old-abi: the {len(text.splitlines())}-line transcript is "
+            "the same as on the kernel before the SMBus 3.0 patches")
+    lines = text.splitlines()
+
+    def line(prefix):
+        return next((x for x in lines if x.startswith(prefix)), "")
+
+    for req, what in (("block-read:0x40 ", "a classic block read answered with 255 bytes"),
+                      ("block-read:0x80 ", "... with 33 bytes"),
+                      ("rdwr-recv-len:0x40:300 ", "I2C_RDWR + I2C_M_RECV_LEN, 255 bytes, into a "
+                       "300-byte buffer (a large buffer alone does not opt in)"),
+                      ("block-proc:0x03:0xff ", "a block process call answered with 255 bytes")):
+        got = line(req)
+        ok = "errno=Protocol error" in got and "guard=intact" in got
+        if not req.startswith("rdwr"):  # the 34 bytes as the caller left them
+            left = "01ff" + "a5" * 32 if req.startswith("block-proc") else "a5" * 34
+            ok = ok and "data=" + left in got
+        tap(ok, f"old binary: {what}: EPROTO, caller's buffer untouched ({got[:70]})")
+    tap(line("block-read:0x10 ").startswith("block-read:0x10 -> ret=0 "),
+        "old binary: a 32-byte block read still works")
+    tap(lines and "guard=CORRUPTED" not in text,
+        "old binary: no request wrote past the ABI's buffer sizes")
+
+
+def test_new_program(bus, peer, raw):
+    kind = "raw I2C, core's SMBus emulation" if raw else "SMBus-only adapter, native smbus_xfer"
+    image = eeprom_image()
+    write_eeprom(peer, image)
+    want = bytes(image[(0x41 + i) & 0xff] for i in range(255))
+    p = run(SMBUS3, bus, EEPROM, "read", 0x40)
+    tap(p.returncode == 0 and p.stdout.strip() == f"255: {hexes(want)}",
+        f"{kind}: smbus3-block reads a 255-byte SMBus block ({p.stderr.strip()})")
+    p = run(SMBUS3, bus, EEPROM, "rdwr-read", 0x40)
+    if raw:
+        tap(p.returncode == 0 and p.stdout.strip() == f"255: {hexes(want)}",
+            f"{kind}: I2C_RDWR with I2C_M_RECV_LEN_255 reads the 255-byte block")
+    else:
+        tap(p.returncode == 1 and "not supported" in p.stderr,
+            f"{kind}: no raw I2C, I2C_RDWR refused ({p.stderr.strip()})")
+    data = [(i * 13 + 5) & 0xff for i in range(255)]
+    p = run(SMBUS3, bus, EEPROM, "write", 0x00, *data)
+    got = read_eeprom(peer)
+    tap(p.returncode == 0 and got[0] == 255 and list(got[1:256]) == data,
+        f"{kind}: smbus3-block writes a 255-byte SMBus block (count and data in the eeprom)")
+    p = run(SMBUS3, bus, EEPROM, "i2c-read", 0x00, 255)
+    tap(p.returncode == 0 and p.stdout.strip() == f"255: {hexes(got[0:255])}",
+        f"{kind}: 255-byte I2C block read")
+    data = [(i * 3 + 1) & 0xff for i in range(255)]
+    p = run(SMBUS3, bus, EEPROM, "i2c-write", 0x01, *data)
+    got = read_eeprom(peer)
+    tap(p.returncode == 0 and list(got[1:256]) == data, f"{kind}: 255-byte I2C block write")
+    p = run(SMBUS3, bus, TESTUNIT, "proc-call", 0x03, 0xff)
+    tap(p.returncode == 0 and p.stdout.strip() == f"255: {hexes(range(0xfe, -1, -1))}",
+        f"{kind}: block process call answered with 255 bytes (slave-testunit)")
+
+    # PEC over a 200-byte block: the eeprom holds the right PEC after the
+    # data, then a wrong one.
+    image = eeprom_image()
+    image[0x20] = 200
+    body = [EEPROM << 1, 0x20, EEPROM << 1 | 1] + list(image[0x20:0x20 + 201])
+    image[0xe9] = pec(body)
+    write_eeprom(peer, image)
+    p = run(SMBUS3, "-p", bus, EEPROM, "read", 0x20)
+    tap(p.returncode == 0 and p.stdout.strip() == f"200: {hexes(image[0x21:0xe9])}",
+        f"{kind}: a 200-byte block read with a correct PEC")
+    image[0xe9] ^= 0x5a
+    write_eeprom(peer, image)
+    p = run(SMBUS3, "-p", bus, EEPROM, "read", 0x20)
+    tap(p.returncode == 1 and "Bad message" in p.stderr,
+        f"{kind}: a wrong PEC after 200 bytes is EBADMSG ({p.stderr.strip()})")
+    write_eeprom(peer, eeprom_image())
+    p = run(os.path.join(T_BIN, "old-abi"), bus, hex(EEPROM), "block-read:0x40", "block-read:0x10")
+    tap(p.returncode == 0 and "block-read:0x40 -> ret=-1 errno=Protocol error" in p.stdout and
+        "block-read:0x10 -> ret=0" in p.stdout and "CORRUPTED" not in p.stdout,
+        f"{kind}: old binary: 255-byte answer to a classic block read is EPROTO, 32 works")
+
+
+def test_rdwr_rules(a, s):
+    err, got, guard = rdwr_block(a, EEPROM, 0x40, I2C_M_RECV_LEN | I2C_M_RECV_LEN_255, 1 + 255)
+    tap(err == 0 and len(got) == 255 and guard,
+        f"I2C_RDWR: I2C_M_RECV_LEN_255 with a 256-byte buffer reads 255 bytes, nothing beyond "
+        f"({errno.errorcode.get(err, err)}, {len(got)} bytes)")
+    err, _, guard = rdwr_block(a, EEPROM, 0x40, I2C_M_RECV_LEN | I2C_M_RECV_LEN_255, 1 + 254)
+    tap(err == errno.EINVAL and guard, "I2C_RDWR: I2C_M_RECV_LEN_255 with a buffer one byte "
+        f"short is EINVAL ({errno.errorcode.get(err, err)})")
+    err, _, guard = rdwr_block(a, EEPROM, 0x40, I2C_M_RECV_LEN_255, 1 + 255)
+    tap(err == errno.EINVAL, "I2C_RDWR: I2C_M_RECV_LEN_255 without I2C_M_RECV_LEN is EINVAL "
+        f"({errno.errorcode.get(err, err)})")
+    err, _, guard = rdwr_block(a, EEPROM, 0x40, I2C_M_RECV_LEN, 1 + 255)
+    tap(err == errno.EPROTO and guard, "I2C_RDWR: I2C_M_RECV_LEN alone keeps the 32-byte limit "
+        f"({errno.errorcode.get(err, err)})")
+    err, _, _ = rdwr_block(s, STUB_ADDR, 0x10, I2C_M_RECV_LEN | I2C_M_RECV_LEN_255, 1 + 255)
+    tap(err == errno.EOPNOTSUPP, "I2C_RDWR: I2C_M_RECV_LEN_255 on an adapter without "
+        f"I2C_FUNC_SMBUS3_BLOCK is EOPNOTSUPP ({errno.errorcode.get(err, err)})")
+    err, _ = smbus3_ioctl(s, STUB_ADDR, I2C_SMBUS_READ, 0x10, [0])
+    tap(err == errno.EOPNOTSUPP, "I2C_SMBUS: I2C_SMBUS3_BLOCK_DATA on an adapter without "
+        f"I2C_FUNC_SMBUS3_BLOCK is EOPNOTSUPP ({errno.errorcode.get(err, err)})")
+    err, _ = smbus3_ioctl(a, EEPROM, I2C_SMBUS_WRITE, 0x60, [0])
+    tap(err == errno.EINVAL, "I2C_SMBUS: an SMBus 3.0 block write of 0 bytes is EINVAL "
+        f"({errno.errorcode.get(err, err)})")
+    p = run(SMBUS3, "-3", s, STUB_ADDR, "read", 0x10)
+    tap(p.returncode == 3, f"smbus3-block -3 on i2c-stub (no SMBus 3.0 bit) exits 3 "
+        f"({p.stderr.strip()})")
+
+
+def main():
+    got = setup(("pairs=1", "smbus_pairs=1"))
+    if not tap(got is not None, "i2c-stub, a raw and an SMBus-only i2c-crosswire pair"):
+        return plan()
+    s, a, b = got
+    bs = buses()
+    sa, sb = bs.get("i2c-crosswire 1a smbus"), bs.get("i2c-crosswire 1b smbus")
+    new_device(sb, "slave-24c02", 0x1000 | EEPROM)
+    new_device(sb, "slave-testunit", 0x1000 | TESTUNIT)
+    fa, fsa, fs = funcs(a), funcs(sa), funcs(s)
+    tap(fa & I2C_FUNC_SMBUS3_BLOCK and fa & I2C_FUNC_I2C and fsa & I2C_FUNC_SMBUS3_BLOCK and
+        not fsa & I2C_FUNC_I2C and not fs & I2C_FUNC_SMBUS3_BLOCK,
+        f"I2C_FUNCS: SMBus 3.0 bit on both crosswire pairs (raw {fa:#x}, SMBus-only {fsa:#x}), "
+        f"not on i2c-stub ({fs:#x})")
+
+    test_transcript(s, a, b)
+    test_new_program(a, b, True)
+    test_new_program(sa, sb, False)
+    test_rdwr_rules(a, s)
+
+    n = int(os.environ.get("FUZZ_ITERATIONS", "20000"))
+    p = run(os.path.join(T_BIN, "i2cdev-fuzz"), "-s", 1, "-n", n, s, a, sa, timeout=1200)
+    diag(p.stdout + p.stderr)
+    tap(p.returncode == 0 and f"iterations={n} " in p.stdout and "violations=0" in p.stdout,
+        f"i2cdev-fuzz: {n} random requests on i2c-stub and both crosswire pairs, no overrun, "
+        "no hang")
+    p = run("i2cget", "-y", a, hex(EEPROM), "0x00")
+    q = run(SMBUS3, sa, EEPROM, "i2c-read", 0x00, 255)
+    tap(p.returncode == 0 and q.returncode == 0, "after the fuzzing, the buses still work")
+    return plan()
+
+
+if __name__ == "__main__":
+    sys.exit(main())

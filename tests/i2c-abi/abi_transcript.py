@@ -1,0 +1,114 @@
+"""The i2c-dev ABI transcript: what existing binaries - Debian's i2c-tools
+and old-abi, built against the unchanged 6.1 uAPI headers - see from
+i2c-stub and from the tree's slave-24c02 and slave-testunit targets on a
+raw i2c-crosswire pair. tests/i2c-abi runs it on the kernel from before the
+SMBus 3.0 patches and on the test kernel: the two must be the same text.
+
+The eeprom holds SMBus block counts of 32 (at 0x10, the classic limit), 33
+(0x80) and 255 (0x40): classic block reads of the last two must fail with
+EPROTO on both kernels, leaving the caller's buffer alone.
+"""
+import os
+
+from i2c_guest import TOP, buses, insmod, new_device, run
+
+T_BIN = os.environ.get("T_BIN", os.path.join(TOP, "build/tests/i2c-abi"))
+STUB_ADDR = 0x08
+EEPROM, TESTUNIT = 0x50, 0x30
+
+
+def eeprom_image():
+    image = bytearray((i * 7 + 3) & 0xff for i in range(256))
+    image[0x10], image[0x40], image[0x80] = 0x20, 0xff, 0x21
+    return image
+
+
+def eeprom_path(bus):
+    return f"/sys/bus/i2c/devices/{bus}-{0x1000 | EEPROM:04x}/slave-eeprom"
+
+
+def write_eeprom(bus, image):
+    with open(eeprom_path(bus), "wb") as f:
+        f.write(image)
+
+
+def setup(crosswire_params=("pairs=1",)):
+    """i2c-stub, then i2c-crosswire; targets on side b. Returns (stub, a, b)
+    or None. The same load order gives the same bus numbers on any kernel."""
+    if not insmod("i2c-stub", f"chip_addr={STUB_ADDR:#x}"):
+        return None
+    if not insmod("i2c-crosswire", *crosswire_params):
+        return None
+    bs = buses()
+    s, a, b = bs.get("SMBus stub driver"), bs.get("i2c-crosswire 0a"), bs.get("i2c-crosswire 0b")
+    if None in (s, a, b):
+        return None
+    new_device(b, "slave-24c02", 0x1000 | EEPROM)
+    new_device(b, "slave-testunit", 0x1000 | TESTUNIT)
+    write_eeprom(b, eeprom_image())
+    return s, a, b
+
+
+def steps(s, a):
+    """(command...) run in order; bus numbers and addresses as arguments."""
+    old = os.path.join(T_BIN, "old-abi")
+    x = lambda v: f"{v:#04x}"  # noqa: E731
+    return [
+        ("i2cdetect", "-F", s), ("i2cdetect", "-F", a),
+        ("i2cdetect", "-y", "-r", s), ("i2cdetect", "-y", a),
+        # i2c-stub: SMBus only
+        ("i2cset", "-y", s, x(STUB_ADDR), "0x10", "0x5a"),
+        ("i2cget", "-y", s, x(STUB_ADDR), "0x10"),
+        ("i2cset", "-y", s, x(STUB_ADDR), "0x20", "0x1234", "w"),
+        ("i2cget", "-y", s, x(STUB_ADDR), "0x20", "w"),
+        ("i2cdump", "-y", s, x(STUB_ADDR), "b"),
+        ("i2cdump", "-y", "-r", "0x00-0x3f", s, x(STUB_ADDR), "w"),
+        ("i2cdump", "-y", s, x(STUB_ADDR), "i"),
+        ("i2cget", "-y", s, x(STUB_ADDR), "0x10", "s"),
+        ("i2ctransfer", "-y", s, f"w1@{x(STUB_ADDR)}", "0x00", "r4"),
+        (old, s, x(STUB_ADDR), "funcs", "byte-read:0x10", "byte-write:0x11:0x99",
+         "word-read:0x20", "word-write:0x22:0xbeef", "word-read:0x22",
+         "block-write:0x30:32", "block-write:0x30:33", "block-write:0x30:0",
+         "block-read:0x30", "i2c-block-read:0x00:32", "i2c-block-read:0x00:33",
+         "i2c-block-write:0x40:32", "i2c-block-write:0x40:33", "broken-i2c-block-read:0x40",
+         "block-proc:0x50:1:2:3", "rdwr-recv-len:0x10:33"),
+        # raw I2C pair: the eeprom and the testunit answer on the other side
+        ("i2cget", "-y", a, x(EEPROM), "0x42"),
+        ("i2cset", "-y", a, x(EEPROM), "0x11", "0x77"),
+        ("i2cget", "-y", a, x(EEPROM), "0x11", "w"),
+        ("i2cget", "-y", a, x(EEPROM), "0x10", "s"),
+        ("i2cget", "-y", a, x(EEPROM), "0x40", "s"),
+        ("i2cget", "-y", a, x(EEPROM), "0x80", "s"),
+        ("i2cget", "-y", a, x(EEPROM), "0x00", "i", "32"),
+        ("i2cdump", "-y", "-r", "0x00-0x7f", a, x(EEPROM), "b"),
+        ("i2cdump", "-y", a, x(EEPROM), "i"),
+        ("i2ctransfer", "-y", a, f"w1@{x(EEPROM)}", "0x80", "r32"),
+        ("i2ctransfer", "-y", a, f"w1@{x(EEPROM)}", "0x00", "r256"),
+        ("i2ctransfer", "-y", a, f"w3@{x(TESTUNIT)}", "0x03", "0x01", "0x10", "r?"),
+        ("i2ctransfer", "-y", a, f"w3@{x(TESTUNIT)}", "0x03", "0x01", "0x21", "r?"),
+        ("i2cget", "-y", a, "0x51"),
+        (old, a, x(EEPROM), "funcs", "byte-read:0x42", "byte-write:0x12:0x99",
+         "word-read:0x12", "word-write:0x14:0xbeef", "word-read:0x14",
+         "block-read:0x10", "block-read:0x40", "block-read:0x80",
+         "block-write:0x60:32", "block-write:0x60:33", "block-write:0x60:0",
+         "i2c-block-read:0x00:32", "i2c-block-read:0x00:33", "i2c-block-write:0xa0:32",
+         "i2c-block-write:0xa0:33", "broken-i2c-block-read:0x00",
+         "rdwr-recv-len:0x10:33", "rdwr-recv-len:0x40:33", "rdwr-recv-len:0x40:300",
+         "rdwr-recv-len:0x80:300", "rdwr-recv-len:0x10:20", "block-read:0x10"),
+        (old, a, x(TESTUNIT), "block-proc:0x03:0x10", "block-proc:0x03:0x20",
+         "block-proc:0x03:0x21", "block-proc:0x03:0xff"),
+    ]
+
+
+def transcript(s, a, b):
+    """The text: each command, its output and exit status, then the eeprom."""
+    out = []
+    for cmd in steps(s, a):
+        p = run(*cmd, timeout=120)
+        name = os.path.basename(str(cmd[0]))
+        out.append(f"$ {name} {' '.join(map(str, cmd[1:]))}")
+        out += p.stdout.splitlines() + [f"stderr: {line}" for line in p.stderr.splitlines()]
+        out.append(f"exit {p.returncode}")
+    image = open(eeprom_path(b), "rb").read()
+    out.append("eeprom: " + image.hex())
+    return "\n".join(out) + "\n"

@@ -1,0 +1,342 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * i2cdev-fuzz: random i2c-dev requests, for a bounded number of
+ * iterations, on the given buses: I2C_SMBUS with every transaction size
+ * from 0 to 300 (the SMBus 3.0 ones included), I2C_RDWR with random
+ * messages, flags (I2C_M_RECV_LEN, I2C_M_RECV_LEN_255, ...) and lengths,
+ * the other ioctls, read() and write(); data pointers valid, NULL, unmapped
+ * or kernel addresses.
+ *
+ * Besides surviving (the harness scans the console for reports, and a
+ * request that takes over 10 s counts as a hang), it checks what the ABI
+ * promises about buffers: nothing is written past the size the ABI gives
+ * a request (34 bytes for the classic SMBus sizes, 257 for the SMBus 3.0
+ * ones, len for an I2C_RDWR message), and a classic SMBus request whose 34
+ * bytes end at an unmapped page never fails with EFAULT (the kernel does
+ * not read or write beyond them).
+ *
+ *   i2cdev-fuzz [-s SEED] [-n ITERATIONS] BUS...
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include "smbus3.h"
+
+#define GUARD 0xa5
+#define AREA 300
+#define GUARD_LEN 256
+#define MAX_MSGS 45
+
+struct area {
+	unsigned char buf[AREA];
+	unsigned char guard[GUARD_LEN];
+};
+
+static uint64_t rng;
+static struct area areas[MAX_MSGS];
+static unsigned char *tight;	/* 34 bytes ending at an unmapped page */
+static unsigned long violations, iterations;
+static unsigned long errnos[256], successes;
+static const char *current = "";
+
+static uint32_t rnd(void)
+{
+	rng ^= rng << 13;
+	rng ^= rng >> 7;
+	rng ^= rng << 17;
+	return rng >> 11;
+}
+
+static uint32_t below(uint32_t n)
+{
+	return n ? rnd() % n : 0;
+}
+
+static void on_alarm(int sig)
+{
+	(void)sig;
+	/* async-signal-safe: write() only */
+	static const char msg[] = "i2cdev-fuzz: HANG: a request took over 10 s: ";
+	ssize_t r;
+
+	r = write(2, msg, sizeof(msg) - 1);
+	r = write(2, current, strlen(current));
+	r = write(2, "\n", 1);
+	(void)r;
+	_exit(1);
+}
+
+static unsigned char before[MAX_MSGS][AREA];
+
+static void fill(int i)
+{
+	size_t j;
+
+	for (j = 0; j < AREA; j++)
+		areas[i].buf[j] = rnd();
+	memset(areas[i].guard, GUARD, sizeof(areas[i].guard));
+}
+
+static void snapshot(int i)
+{
+	memcpy(before[i], areas[i].buf, AREA);
+}
+
+/* Bytes from @abi_size on must be as they were, guard included. */
+static void check_area(int i, size_t abi_size, const char *what)
+{
+	size_t j;
+
+	for (j = abi_size; j < AREA + GUARD_LEN; j++) {
+		unsigned char was = j < AREA ? before[i][j] : GUARD;
+		unsigned char now = j < AREA ? areas[i].buf[j] : areas[i].guard[j - AREA];
+
+		if (now != was) {
+			fprintf(stderr, "VIOLATION: %s wrote byte %zu, past its %zu bytes\n",
+				what, j, abi_size);
+			violations++;
+			return;
+		}
+	}
+}
+
+/* How many bytes of data the ABI lets an I2C_SMBUS request of @size touch */
+static size_t smbus_abi_size(int size)
+{
+	if (size >= 0 && size <= I2C_SMBUS_I2C_BLOCK_DATA)
+		return sizeof(union i2c_smbus_data);
+	if (size >= I2C_SMBUS3_BLOCK_DATA && size <= I2C_SMBUS3_I2C_BLOCK_DATA)
+		return I2C_SMBUS3_BLOCK_MAX + 2;
+	return 0;
+}
+
+static void *bogus_pointer(void)
+{
+	static void *const ptrs[] = {
+		(void *)1, (void *)4096, (void *)0xffffffff81000000UL,
+		(void *)0x00007ffffffff000UL, (void *)-1L,
+	};
+
+	return ptrs[below(sizeof(ptrs) / sizeof(ptrs[0]))];
+}
+
+static void count(long ret)
+{
+	if (ret >= 0)
+		successes++;
+	else
+		errnos[errno & 255]++;
+}
+
+static int pick_size(void)
+{
+	switch (below(4)) {
+	case 0:
+		return below(301);
+	case 1:
+		return I2C_SMBUS3_BLOCK_DATA + below(3);
+	default:
+		return below(12);
+	}
+}
+
+static void fuzz_smbus(int fd)
+{
+	struct i2c_smbus_ioctl_data args;
+	int size = pick_size(), kind = below(8);
+	long ret;
+
+	args.read_write = below(8) ? below(2) : rnd();
+	args.command = rnd();
+	args.size = size;
+	fill(0);
+	if (below(3) == 0)
+		areas[0].buf[0] = below(40);	/* block lengths near the limits */
+	else if (below(2))
+		areas[0].buf[0] = 200 + below(56);
+	snapshot(0);
+	if (kind == 0)
+		args.data = NULL;
+	else if (kind == 1)
+		args.data = bogus_pointer();
+	else if (kind == 2 && size <= I2C_SMBUS_I2C_BLOCK_DATA) {
+		args.data = (union i2c_smbus_data *)tight;
+		memcpy(tight, areas[0].buf, 34);
+	} else {
+		args.data = (union i2c_smbus_data *)areas[0].buf;
+	}
+	current = "I2C_SMBUS";
+	alarm(10);
+	ret = ioctl(fd, I2C_SMBUS, &args);
+	alarm(0);
+	count(ret);
+	if (args.data == (void *)areas[0].buf)
+		check_area(0, smbus_abi_size(size), "I2C_SMBUS");
+	if (args.data == (void *)tight && ret < 0 && errno == EFAULT) {
+		fprintf(stderr, "VIOLATION: I2C_SMBUS size %d with its 34 bytes at a page end: EFAULT\n",
+			size);
+		violations++;
+	}
+}
+
+static const uint16_t flag_bits[] = {
+	I2C_M_RD, I2C_M_TEN, I2C_M_RECV_LEN, I2C_M_RECV_LEN_255, I2C_M_NOSTART,
+	I2C_M_IGNORE_NAK, I2C_M_NO_RD_ACK, I2C_M_REV_DIR_ADDR, I2C_M_STOP,
+	0x0200 /* I2C_M_DMA_SAFE, kernel only */, 0x0002, 0x0080,
+};
+
+static void fuzz_rdwr(int fd)
+{
+	struct i2c_msg msgs[MAX_MSGS];
+	struct i2c_rdwr_ioctl_data set;
+	unsigned int n = below(4) ? 1 + below(3) : below(MAX_MSGS + 1), i, b;
+	int bogus_msgs = below(20) == 0;
+	long ret;
+
+	for (i = 0; i < n; i++) {
+		msgs[i].addr = below(4) ? 0x50 + below(2) * 0x20 - 0x20 * (below(3) == 0) :
+			       below(0x400);
+		msgs[i].flags = 0;
+		for (b = 0; b < sizeof(flag_bits) / sizeof(flag_bits[0]); b++)
+			if (below(5) == 0)
+				msgs[i].flags |= flag_bits[b];
+		if (below(2))
+			msgs[i].flags |= I2C_M_RD;
+		msgs[i].len = below(10) ? below(AREA + 1) : (below(2) ? 8193 : rnd() & 0xffff);
+		fill(i);
+		if (msgs[i].flags & I2C_M_RECV_LEN)
+			areas[i].buf[0] = below(4);
+		snapshot(i);
+		msgs[i].buf = below(12) ? areas[i].buf : bogus_pointer();
+	}
+	set.msgs = bogus_msgs ? bogus_pointer() : msgs;
+	set.nmsgs = n;
+	current = "I2C_RDWR";
+	alarm(10);
+	ret = ioctl(fd, I2C_RDWR, &set);
+	alarm(0);
+	count(ret);
+	if (bogus_msgs)
+		return;
+	for (i = 0; i < n; i++)
+		if (msgs[i].buf == areas[i].buf)
+			check_area(i, msgs[i].len < AREA ? msgs[i].len : AREA, "I2C_RDWR message");
+}
+
+static void fuzz_other(int fd)
+{
+	unsigned long funcs;
+	char *p = (char *)areas[0].buf;
+	long ret;
+
+	current = "other request";
+	alarm(10);
+	switch (below(8)) {
+	case 0:
+		ret = ioctl(fd, I2C_FUNCS, below(2) ? (void *)&funcs : bogus_pointer());
+		break;
+	case 1:
+		/* stay on the bus's test addresses most of the time */
+		ret = ioctl(fd, below(2) ? I2C_SLAVE : I2C_SLAVE_FORCE,
+			    below(4) ? 0x30 + 0x20 * below(2) : (long)rnd() - (1 << 20));
+		break;
+	case 2:
+		ret = ioctl(fd, I2C_PEC, below(3));
+		break;
+	case 3:
+		ret = ioctl(fd, I2C_TENBIT, below(3));
+		break;
+	case 4:
+		ret = ioctl(fd, I2C_RETRIES, below(4));
+		break;
+	case 5:
+		ret = ioctl(fd, I2C_TIMEOUT, below(2) ? below(20) : rnd());
+		break;
+	case 6:
+		fill(0);
+		snapshot(0);
+		ret = read(fd, below(8) ? p : bogus_pointer(), below(10) ? below(AREA) : 8193);
+		break;
+	default:
+		fill(0);
+		ret = write(fd, below(8) ? p : bogus_pointer(), below(10) ? below(AREA) : 8193);
+		break;
+	}
+	alarm(0);
+	count(ret);
+	/* keep a sane timeout for what follows */
+	ioctl(fd, I2C_TIMEOUT, 10);
+}
+
+int main(int argc, char **argv)
+{
+	unsigned long n = 10000, i, e;
+	int fds[16], nfd = 0, opt;
+	unsigned long seed = 1;
+	unsigned char *pages;
+	char path[32];
+
+	while ((opt = getopt(argc, argv, "s:n:")) != -1) {
+		if (opt == 's')
+			seed = strtoul(optarg, NULL, 0);
+		else if (opt == 'n')
+			n = strtoul(optarg, NULL, 0);
+		else
+			return 2;
+	}
+	for (; optind < argc && nfd < 16; optind++) {
+		snprintf(path, sizeof(path), "/dev/i2c-%s", argv[optind]);
+		fds[nfd] = open(path, O_RDWR);
+		if (fds[nfd] < 0) {
+			perror(path);
+			return 2;
+		}
+		ioctl(fds[nfd], I2C_SLAVE_FORCE, 0x50);
+		nfd++;
+	}
+	if (!nfd) {
+		fprintf(stderr, "usage: i2cdev-fuzz [-s SEED] [-n ITERATIONS] BUS...\n");
+		return 2;
+	}
+	pages = mmap(NULL, 8192, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (pages == MAP_FAILED || mprotect(pages + 4096, 4096, PROT_NONE)) {
+		perror("mmap");
+		return 2;
+	}
+	tight = pages + 4096 - sizeof(union i2c_smbus_data);
+	signal(SIGALRM, on_alarm);
+	rng = seed * 0x9e3779b97f4a7c15ULL + 1;
+
+	for (i = 0; i < n; i++) {
+		int fd = fds[below(nfd)];
+
+		switch (below(10)) {
+		case 0 ... 4:
+			fuzz_smbus(fd);
+			break;
+		case 5 ... 7:
+			fuzz_rdwr(fd);
+			break;
+		default:
+			fuzz_other(fd);
+			break;
+		}
+		iterations++;
+	}
+	printf("iterations=%lu succeeded=%lu violations=%lu errors:", iterations, successes,
+	       violations);
+	for (e = 0; e < 256; e++)
+		if (errnos[e])
+			printf(" %s=%lu", strerrorname_np(e) ? strerrorname_np(e) : "?", errnos[e]);
+	printf("\n");
+	return violations ? 1 : 0;
+}
