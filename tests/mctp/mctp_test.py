@@ -283,10 +283,13 @@ def main():
     test_targets(a, b)
     test_bad_config()
     test_mtu_limits(a, b)
-    # Up to 4 KiB: larger messages lose fragments under TCG (see the README).
-    sizes = [1, 63, 64, 65, 250, 1000, 4096]
+    # 1 byte to 64 KiB (the largest message MCTP reassembles): 1,025
+    # fragments each way at MTU 68.
+    sizes, big = [1, 63, 64, 65, 250, 1000, 4096], [16384, 65535]
     test_mctp(a, b, 68, sizes, 3)
     test_mctp(a, b, 254, sizes, 3)
+    test_mctp(a, b, 68, big, 1)
+    test_mctp(a, b, 254, big, 1)
     test_concurrent(a, b)
     test_malformed(a, b)
 
@@ -299,6 +302,8 @@ def main():
     smbus = "SMBus 3.0 blocks"
     test_mctp(sa, sb, 68, sizes, 3, smbus)
     test_mctp(sa, sb, 254, sizes, 3, smbus)
+    test_mctp(sa, sb, 68, big, 1, smbus)
+    test_mctp(sa, sb, 254, big, 1, smbus)
     test_concurrent(sa, sb, smbus)
     test_malformed(sa, sb, smbus)
     tap(rmmod("i2c_crosswire"), "i2c-crosswire unloads with nothing left registered")
