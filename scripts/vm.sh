@@ -39,6 +39,13 @@ VM_QEMU_ARGS=()
 # shellcheck disable=SC1090
 [ -n "$conf" ] && . "$conf"
 
+# The guest mounts tmpfs on these (guest/fstab): a checkout below one of
+# them would be hidden from the guest, and every job would fail.
+case $TOP/ in
+/tmp/* | /var/tmp/* | /run/* | /var/log/* | /root/* | /home/* | /mnt/*)
+	die "the project is at $TOP, below a directory the guest mounts a tmpfs on (guest/fstab); clone it elsewhere, e.g. /work or /srv"
+	;;
+esac
 kernel=$BUILD/obj-$variant/arch/x86/boot/bzImage
 [ -f "$kernel" ] || die "no $variant kernel at $kernel (run: make kernel)"
 run=$BUILD/vm/$name
