@@ -8,7 +8,7 @@
 variant=${1:?usage: build.sh VARIANT}
 read -r _ which _ < <(awk -v v="$variant" '$1 == v' "$TOP/kconfig/variants")
 src=$(variant_tree "$which")
-obj=$BUILD/obj-$variant
+obj=$(variant_obj "$variant")
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
 # Reproducible version string, so that ccache hits across rebuilds.

@@ -1,5 +1,5 @@
 #!/bin/bash
-# config.sh VARIANT: configure build/obj-VARIANT from the fragments that
+# config.sh VARIANT: configure build/obj-VARIANT (see variant_obj) from the fragments that
 # kconfig/variants lists for it, merged onto tinyconfig with the tree's
 # merge_config.sh, then check that every option a fragment asks for really
 # ended up set (merge_config.sh only warns). The object directory's
@@ -12,7 +12,7 @@ line=$(awk -v v="$variant" '$1 == v' "$TOP/kconfig/variants")
 [ -n "$line" ] || die "unknown kernel variant '$variant' (see kconfig/variants)"
 read -r _ which frags <<<"$line"
 src=$(variant_tree "$which")
-obj=$BUILD/obj-$variant
+obj=$(variant_obj "$variant")
 scratch=$BUILD/kconfig-$variant
 mkdir -p "$obj" "$scratch"
 

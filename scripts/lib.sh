@@ -35,9 +35,11 @@ phase() {
 	"$@"
 	rc=$?
 	set -e
+	t0=$(echo "$(date +%s.%N) - $t0" | bc)
 	printf '<< %-8s %s (%.1fs)\n' "$name" \
-		"$([ $rc -eq 0 ] && echo done || echo "FAILED ($rc)")" \
-		"$(echo "$(date +%s.%N) - $t0" | bc)"
+		"$([ $rc -eq 0 ] && echo done || echo "FAILED ($rc)")" "$t0"
+	# For the time table at the end of make check (scripts/run-tests.sh).
+	printf '%s\t%.1f\t%s\n' "$name" "$t0" "$rc" >>"$LOGS/phase-times.tsv"
 	return $rc
 }
 
@@ -95,4 +97,25 @@ variant_tree() {
 		;;
 	*) die "unknown tree '$1'" ;;
 	esac
+}
+
+# variant_obj VARIANT: the object directory of a kernel variant, made on
+# demand. It is the directory obj-VARIANT directly inside the variant's
+# source tree, so that Kbuild names every source and include path relative
+# to it ("../fs/namei.c", "-I../include"): compiler command lines are then
+# the same for every tree (the series, a prefix of it, a mutant), and
+# ccache serves an object already compiled in any of them. build/obj-VARIANT
+# is a symbolic link to it, the path everything else uses.
+variant_obj() {
+	local variant=$1 line which src
+	line=$(awk -v v="$variant" '$1 == v' "$TOP/kconfig/variants")
+	[ -n "$line" ] || die "unknown kernel variant '$variant' (see kconfig/variants)"
+	read -r _ which _ <<<"$line"
+	src=$(variant_tree "$which")
+	mkdir -p "$src/obj-$variant"
+	if [ "$(readlink "$BUILD/obj-$variant" 2>/dev/null)" != "$src/obj-$variant" ]; then
+		rm -rf "$BUILD/obj-$variant"
+		ln -s "$src/obj-$variant" "$BUILD/obj-$variant"
+	fi
+	echo "$src/obj-$variant"
 }

@@ -9,6 +9,7 @@ goal=${1:?usage: pipeline.sh run|check|shell|kernel|bench}
 case $goal in run | check | shell | kernel | bench) ;; *) die "unknown goal '$goal'" ;; esac
 
 t0=$(date +%s)
+: >"$LOGS/phase-times.tsv"
 phase install "$S/deps.sh"
 "$S/tree.sh"
 

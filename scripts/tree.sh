@@ -67,6 +67,8 @@ unpack() {
 		git add -A
 		git commit -q -m "Debian $SRC_PKG $ver (baseline)"
 		git tag baseline
+		# The kernels' object directories live in the trees (variant_obj).
+		echo '/obj-*' >>.git/info/exclude
 	) >"$LOGS/baseline.log" 2>&1 || die "creating the baseline commit failed (see $LOGS/baseline.log)"
 	echo "$key" >"$TREE.tmp/.git/pipeline-baseline"
 	mv "$TREE.tmp" "$TREE"
@@ -90,7 +92,7 @@ apply_series() {
 	rm -f "$SERIES_STAMP"
 	git_tree am --abort >/dev/null 2>&1 || true
 	git_tree reset -q --hard baseline
-	git_tree clean -q -fdx
+	git_tree clean -q -fdx -e '/obj-*'
 	while read -r p; do
 		n=$((n + 1))
 		if ! git_tree am -q --keep-cr "$PATCHES/$p" >"$LOGS/patch.log" 2>&1; then
