@@ -16,9 +16,11 @@ CPPC_DIR=$TOP/platform/amd-pstate
 CPPC_CONF=$CPPC_DIR/cppc.conf
 CPPC_SSDT=${CPPC_SSDT:-1}
 CPPC_SIM=${CPPC_SIM:-1}
-# Family 19h model 01h: cppc_acpi accepts SystemMemory registers on it
-# without an _OSC, and amd_get_highest_perf() does not cap it.
-VM_CPU=${CPPC_CPU:-EPYC-Milan}
+# EPYC-Rome, family 17h model 31h: cppc_acpi accepts SystemMemory
+# registers on it without an _OSC (cpc_supported_by_cpu(): 17h models
+# 30h-7fh), and amd_get_highest_perf() caps it at 166, below cppc.conf's
+# _CPC highest, so that the driver's min(_CPC, cap) is seen at work.
+VM_CPU=${CPPC_CPU:-EPYC-Rome}
 # shellcheck disable=SC1090
 . "$CPPC_CONF"
 VM_APPEND="$VM_APPEND amd_pstate=passive memmap=$((CPPC_SIZE))\$$CPPC_BASE"

@@ -81,31 +81,106 @@ def div_round_closest(x, d):
     return (x + d // 2) // d
 
 
-class Expected:
-    """What the document says the driver derives from the _CPC values."""
+def family_cap(fam, model):
+    """amd_get_highest_perf() (arch/x86/kernel/cpu/amd.c): the highest
+    performance some families really reach, whatever their _CPC says
+    ("in some of ASICs, the highest CPPC performance is not the one in the
+    _CPC table")."""
+    if fam == 0x17 and (0x30 <= model < 0x40 or 0x70 <= model < 0x80):
+        return 166
+    if fam == 0x19 and (0x20 <= model < 0x30 or 0x40 <= model < 0x70):
+        return 166
+    return 255
 
-    def __init__(self, c, fam, model):
-        # "the highest performance is capped at 166 on some families"
-        # (amd_get_highest_perf(): 17h models 30h-3fh/70h-7fh, 19h 20h-2fh/40h-6fh)
-        capped = ((fam == 0x17 and (0x30 <= model < 0x40 or 0x70 <= model < 0x80)) or
-                  (fam == 0x19 and (0x20 <= model < 0x30 or 0x40 <= model < 0x70)))
-        self.highest_perf = min(c["HIGHEST_PERF"], 166 if capped else 255)
+
+# Plausible ways to get each rule wrong. Expected(..., mistake=M) computes
+# the expectations with M instead of the rule; the platform's values are
+# only good for testing the rule if some expectation then differs
+# (checked first). One mistake is beyond any platform: "highest = the
+# family cap alone" agrees with min(_CPC, cap) whenever _CPC >= cap, and
+# _CPC < cap makes the tree's amd-pstate-ut fail (see cppc.conf).
+MISTAKES = {
+    "highest_cpc": "highest_perf = the _CPC value (no family cap)",
+    "highest_255": "highest_perf = 255",
+    "max_freq_exact": "max_freq = nominal_freq * highest/nominal, exact (no 10-bit fixed point)",
+    "max_freq_cpc": "max_freq from the _CPC highest rather than the driver's",
+    "lnl_freq_exact": "lowest_nonlinear_freq exact (no 10-bit fixed point)",
+    "min_freq_linear": "cpuinfo_min_freq = nominal_freq * lowest/nominal (not the _CPC lowest frequency)",
+    "min_freq_lnl": "cpuinfo_min_freq = lowest_nonlinear_freq",
+    "perf_floor": "DESIRED = f * highest / max_freq truncated, not rounded",
+    "perf_nominal": "DESIRED = f * nominal_perf / nominal_freq",
+    "perf_noclamp": "DESIRED not clamped to [lowest, highest]",
+    "perf_clamp_lnl": "DESIRED clamped to lowest non-linear, not lowest",
+    "delivered_nominal": "delivered performance = nominal_perf * delivered/reference counters",
+}
+
+
+class Expected:
+    """What the document (and the driver it describes) derives from the
+    _CPC values in cppc.conf on this CPU; with a mistake, what a wrong
+    reading of one rule would expect instead."""
+
+    def __init__(self, c, fam, model, mistake=None):
+        m = mistake
+        self.cap = family_cap(fam, model)
+        if m == "highest_cpc":
+            self.highest_perf = c["HIGHEST_PERF"]
+        elif m == "highest_255":
+            self.highest_perf = 255
+        else:
+            self.highest_perf = min(c["HIGHEST_PERF"], self.cap)
         self.nominal_perf = c["NOMINAL_PERF"]
         self.lowest_perf = c["LOWEST_PERF"]
-        # Frequencies scale linearly with performance from the nominal point
-        # (ratios in 10-bit fixed point, as the driver computes them), kHz.
-        nf = c["NOMINAL_FREQ"]
+        # The level DESIRED is kept at or above (the driver's min_perf).
+        self.floor_perf = c["LOWEST_NONLINEAR_PERF"] if m == "perf_clamp_lnl" else self.lowest_perf
+        # Frequencies scale linearly with performance from the nominal point,
+        # ratios in 10-bit fixed point as the driver computes them; kHz.
+        nf, npf = c["NOMINAL_FREQ"], self.nominal_perf
         self.nominal_freq = nf * 1000
-        self.max_freq = (nf * ((self.highest_perf << 10) // self.nominal_perf) >> 10) * 1000
-        self.lowest_nonlinear_freq = \
-            (nf * ((c["LOWEST_NONLINEAR_PERF"] << 10) // self.nominal_perf) >> 10) * 1000
-        self.min_freq = c["LOWEST_FREQ"] * 1000
+        hp = c["HIGHEST_PERF"] if m == "max_freq_cpc" else self.highest_perf
+        if m == "max_freq_exact":
+            self.max_freq = nf * hp * 1000 // npf
+        else:
+            self.max_freq = (nf * ((hp << 10) // npf) >> 10) * 1000
+        lnl = c["LOWEST_NONLINEAR_PERF"]
+        if m == "lnl_freq_exact":
+            self.lowest_nonlinear_freq = nf * lnl * 1000 // npf
+        else:
+            self.lowest_nonlinear_freq = (nf * ((lnl << 10) // npf) >> 10) * 1000
+        if m == "min_freq_linear":
+            self.min_freq = nf * self.lowest_perf * 1000 // npf
+        elif m == "min_freq_lnl":
+            self.min_freq = self.lowest_nonlinear_freq
+        else:
+            self.min_freq = c["LOWEST_FREQ"] * 1000
+        # The counters' ratio is relative to the reference performance.
+        self.ratio_perf = c["NOMINAL_PERF"] if m == "delivered_nominal" else c["REFERENCE_PERF"]
+        self.mistake = m
+        # scaling_setspeed values for the userspace governor: the lowest
+        # non-linear and nominal frequencies, one in the boost range, one
+        # just above the lowest (whose level is clamped to lowest_perf).
+        self.speeds = (self.lowest_nonlinear_freq, self.nominal_freq,
+                       (self.nominal_freq + self.max_freq) // 2, self.min_freq + 1)
 
     def perf_for(self, freq_khz):
         """DESIRED for a target frequency: scaled to highest_perf at max_freq,
         rounded to the closest level, kept within [lowest, highest]."""
-        p = div_round_closest(freq_khz * self.highest_perf, self.max_freq)
-        return max(self.lowest_perf, min(self.highest_perf, p))
+        if self.mistake == "perf_floor":
+            p = freq_khz * self.highest_perf // self.max_freq
+        elif self.mistake == "perf_nominal":
+            p = div_round_closest(freq_khz * self.nominal_perf, self.nominal_freq)
+        else:
+            p = div_round_closest(freq_khz * self.highest_perf, self.max_freq)
+        if self.mistake == "perf_noclamp":
+            return p
+        return max(self.floor_perf, min(self.highest_perf, p))
+
+    def observables(self, speeds):
+        """Every number the tests below compare with what the kernel or the
+        platform shows, for the given scaling_setspeed values."""
+        return (self.highest_perf, self.max_freq, self.lowest_nonlinear_freq, self.min_freq,
+                self.ratio_perf, self.perf_for(self.min_freq), self.perf_for(self.nominal_freq),
+                tuple(self.perf_for(f) for f in speeds))
 
 
 def spin(cpu, seconds):
@@ -146,8 +221,20 @@ def main():
     exp = Expected(c, fam, model)
     cpus = sorted(int(m.group(1)) for d in os.listdir(CPU_SYS)
                   if (m := re.fullmatch(r"cpu(\d+)", d)))
-    diag(f"family {fam:#x} model {model:#x}, {len(cpus)} CPUs; expected highest_perf "
-         f"{exp.highest_perf}, max_freq {exp.max_freq}, min_freq {exp.min_freq}")
+    diag(f"family {fam:#x} model {model:#x} (cap {exp.cap}), {len(cpus)} CPUs; expected "
+         f"highest_perf {exp.highest_perf}, max_freq {exp.max_freq}, lowest_nonlinear_freq "
+         f"{exp.lowest_nonlinear_freq}, min_freq {exp.min_freq}, DESIRED at min_freq "
+         f"{exp.perf_for(exp.min_freq)}, setspeeds {exp.speeds} -> "
+         f"{[exp.perf_for(f) for f in exp.speeds]}")
+
+    # The platform's values must tell each rule from its likely mistakes,
+    # or a test below could pass with the rule wrong.
+    same = [what for m, what in MISTAKES.items()
+            if Expected(c, fam, model, m).observables(exp.speeds) == exp.observables(exp.speeds)]
+    for what in same:
+        diag(f"cppc.conf on this CPU cannot tell the rule from: {what}")
+    tap(not same, f"cppc.conf on this CPU (family {fam:#x} model {model:#x}) tells each of "
+        f"{len(MISTAKES)} rule mistakes from the rule ({len(same)} indistinguishable)")
 
     # --- loading and capabilities ---------------------------------------
     loaded = True
@@ -166,7 +253,8 @@ def main():
             f"cpu{cpu}: CPPC ENABLE set at boot (simulator saw enable={st['enable']}, "
             f"{st['enabled_count']} enabling write(s))")
     cpu = cpus[0]
-    check("amd_pstate_highest_perf = min(_CPC highest, the family's cap)",
+    check(f"amd_pstate_highest_perf = min(_CPC highest {c['HIGHEST_PERF']}, the family's cap "
+          f"{exp.cap})",
           int(rd(policy(cpu, "amd_pstate_highest_perf"))), exp.highest_perf)
     check("amd_pstate_max_freq = nominal_freq * highest/nominal",
           int(rd(policy(cpu, "amd_pstate_max_freq"))), exp.max_freq)
@@ -209,13 +297,13 @@ def main():
     r1, d1 = ctrs()
     moving = r1 > r0 and d1 > d0
     tap(moving, f"acpi_cppc/feedback_ctrs move (ref +{r1 - r0}, del +{d1 - d0} in 0.5 s)")
-    delivered = c["REFERENCE_PERF"] * (d1 - d0) / (r1 - r0) if moving else 0
+    delivered = exp.ratio_perf * (d1 - d0) / (r1 - r0) if moving else 0
     tap(abs(delivered - exp.highest_perf) <= 0.02 * exp.highest_perf,
-        f"feedback counters: delivered performance {delivered:.1f} = requested "
-        f"{exp.highest_perf} (within 2%)")
+        f"feedback counters: delivered performance = reference_perf {exp.ratio_perf} x "
+        f"delivered/reference = {delivered:.1f}, the requested {exp.highest_perf} (within 2%)")
 
     wr(policy(cpu, "scaling_governor"), "userspace")
-    for khz in (2000000, exp.nominal_freq, exp.min_freq + 1):
+    for khz in exp.speeds:
         want = exp.perf_for(khz)
         err = wr(policy(cpu, "scaling_setspeed"), khz)
         check(f"userspace governor: scaling_setspeed {khz} -> DESIRED {want}",
@@ -320,11 +408,11 @@ def main():
     # --- the register never held a value outside [lowest, highest] --------
     for cpu in cpus:
         st = plat.cpu(cpu)
-        tap(st["out_of_range"] == 0 and c["LOWEST_PERF"] <= st["desired_min"] and
-            st["desired_max"] <= c["HIGHEST_PERF"],
-            f"cpu{cpu}: every DESIRED the platform saw was within [{c['LOWEST_PERF']}, "
-            f"{c['HIGHEST_PERF']}] (seen {st['desired_min']}..{st['desired_max']}, "
-            f"{st['changes']} changes)")
+        tap(st["out_of_range"] == 0 and exp.lowest_perf <= st["desired_min"] and
+            st["desired_max"] <= exp.highest_perf,
+            f"cpu{cpu}: every DESIRED the platform saw was within [lowest {exp.lowest_perf}, "
+            f"the driver's highest {exp.highest_perf}] (seen {st['desired_min']}.."
+            f"{st['desired_max']}, {st['changes']} changes)")
 
     # --- what QEMU cannot emulate ----------------------------------------
     why_msr = ("TCG has no AMD CPPC MSRs (CPUID 8000_0008 EBX[27] 'cppc' is clear; "
