@@ -8,8 +8,12 @@ Debian's i2c-tools, then two mctp-i2c interfaces, one per side, each in
 its own MCTP network, exchanging messages with tools/mctp (mctp-conf,
 mctp-echo). Output: TAP.
 """
+import glob
 import os
 import re
+import select
+import socket
+import struct
 import subprocess
 import sys
 import time
@@ -22,6 +26,72 @@ from i2c_guest import (BIN, buses, delete_device, diag, insmod, new_device, pec,
 def stats(dev):
     d = f"/sys/class/net/{dev}/statistics"
     return {k: int(open(f"{d}/{k}").read()) for k in os.listdir(d)}
+
+
+def mctp_dump(rtm_type, hdr_len):
+    """How many objects an rtnetlink dump of AF_MCTP gives: addresses
+    (RTM_GETADDR), routes (RTM_GETROUTE) or neighbours (RTM_GETNEIGH)."""
+    af_mctp, nlm_f_dump, nlmsg_done, nlmsg_error = 45, 0x300, 3, 2
+    req = struct.pack("=IHHII", 16 + hdr_len, rtm_type, 1 | nlm_f_dump, 1, 0)
+    req += bytes([af_mctp]) + bytes(hdr_len - 1)
+    n = 0
+    with socket.socket(socket.AF_NETLINK, socket.SOCK_RAW, socket.NETLINK_ROUTE) as sk:
+        sk.send(req)
+        while True:
+            buf = sk.recv(65536)
+            off = 0
+            while off + 16 <= len(buf):
+                length, kind = struct.unpack_from("=IH", buf, off)
+                if kind == nlmsg_done:
+                    return n
+                if kind == nlmsg_error:
+                    return -1
+                n += 1
+                off += (length + 3) & ~3
+
+
+RTM_GETADDR, RTM_GETROUTE, RTM_GETNEIGH = 22, 26, 30
+
+
+def leftovers(adapters):
+    """What is still registered that the tests created: mctpi2c netdevs,
+    I2C clients and targets on the given adapters, clients bound to
+    mctp-i2c, MCTP addresses, routes and neighbours."""
+    left = [os.path.basename(d) for d in glob.glob("/sys/class/net/mctpi2c*")]
+    for n in adapters:
+        left += [f"i2c client {os.path.basename(d)}" for d in glob.glob(f"/sys/bus/i2c/devices/{n}-*")]
+    left += [f"mctp-i2c-interface bound to {os.path.basename(d)}"
+             for d in glob.glob("/sys/bus/i2c/drivers/mctp-i2c-interface/*-*")]
+    for what, kind, hdr in (("address", RTM_GETADDR, 8), ("route", RTM_GETROUTE, 12),
+                            ("neighbour", RTM_GETNEIGH, 12)):
+        count = mctp_dump(kind, hdr)
+        if count:
+            left.append(f"{count} MCTP {what}(s)" if count > 0 else f"MCTP {what} dump failed")
+    return left
+
+
+def unload_crosswire(what):
+    """rmmod i2c-crosswire once the tests removed what they added: nothing
+    of theirs may be left before, and afterwards the module, its adapters
+    and their i2c-dev nodes are gone too."""
+    adapters = {name: n for name, n in buses().items() if name.startswith("i2c-crosswire ")}
+    before = leftovers(adapters.values())
+    ok = rmmod("i2c_crosswire")
+    after = leftovers(adapters.values())
+    after += [f"adapter {name}" for name in buses() if name.startswith("i2c-crosswire ")]
+    after += [f"/sys/class/i2c-dev/i2c-{n}" for n in adapters.values()
+              if os.path.exists(f"/sys/class/i2c-dev/i2c-{n}")]
+    if any(line.split()[0] == "i2c_crosswire" for line in open("/proc/modules")):
+        after.append("i2c_crosswire in /proc/modules")
+    if os.path.exists("/sys/module/i2c_crosswire"):
+        after.append("/sys/module/i2c_crosswire")
+    if before or after:
+        diag(f"left before rmmod: {before}\nleft after rmmod: {after}")
+    tap(ok and not before and not after and len(adapters) > 0,
+        f"{what}: after the tests remove their devices nothing is left on the "
+        f"{len(adapters)} adapters (netdevs, clients, targets, MCTP addresses/routes/"
+        f"neighbours); i2c-crosswire unloads and its adapters, i2c-dev nodes and module "
+        f"are gone ({'; '.join(before + after) or 'nothing left'})")
 
 
 def test_targets(a, b):
@@ -108,9 +178,17 @@ def teardown_mctp(a, b):
 
 
 def echo_server(net, count=None):
-    return subprocess.Popen([os.path.join(BIN, "mctp-echo"), "serve", "--net", str(net)] +
-                            (["--count", str(count)] if count else []),
-                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """mctp-echo serve, once it is bound: it says so on stdout after bind();
+    a request sent before that would find no listener and be dropped (on a
+    loaded host the exec alone can take longer than any fixed sleep)."""
+    srv = subprocess.Popen([os.path.join(BIN, "mctp-echo"), "serve", "--net", str(net)] +
+                           (["--count", str(count)] if count else []),
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ready, _, _ = select.select([srv.stdout], [], [], 60)
+    line = srv.stdout.readline() if ready else ""
+    if not line.startswith("mctp-echo: serving"):
+        diag(f"echo server on net {net} not ready: {line!r}")
+    return srv
 
 
 def stop(srv, timeout=10):
@@ -138,7 +216,6 @@ def test_mctp(a, b, mtu, sizes, count, path="raw I2C"):
     before = stats(da)
     for (net, eid, srv_net, label) in ((1, 9, 2, f"{da} -> {db}"), (2, 8, 1, f"{db} -> {da}")):
         srv = echo_server(srv_net, len(sizes) * count)
-        time.sleep(0.2)
         p = ping(net, eid, sizes, count)
         stop(srv)
         ok = p.returncode == 0 and srv.returncode == 0
@@ -167,7 +244,6 @@ def test_concurrent(a, b, path="raw I2C"):
     procs = []
     for srv_net in (2, 1):
         procs.append(echo_server(srv_net))
-    time.sleep(0.2)
     pings = [subprocess.Popen([os.path.join(BIN, "mctp-echo"), "ping", "--net", str(n),
                                "--eid", str(e), "--sizes", "100,600", "--count", "100",
                                "--timeout", "10000"], stdout=subprocess.PIPE,
@@ -220,24 +296,64 @@ def test_malformed(a, b, path="raw I2C"):
             after["rx_packets"] == before["rx_packets"],
             f"{path}: malformed frame ({name}): dropped, {db} {counter} +1 "
             f"({before[counter]} -> {after[counter]})")
+    # Still answering: a well-formed request written onto the wire by hand,
+    # from EID 10 at lladdr 0x52, where a slave-24c02 on the first adapter
+    # captures the response as the wire carries it; then a ping round trip.
+    sniff = 0x52
+    new_device(a, "slave-24c02", 0x1000 | sniff)
+    capture = f"/sys/bus/i2c/devices/{a}-{0x1000 | sniff:04x}/slave-eeprom"
+    with open(capture, "wb") as f:
+        f.write(bytes(256))
+    ok &= mctp_conf("route", "add", 10, "via", db).returncode == 0
+    ok &= mctp_conf("neigh", "add", 10, "dev", db, "lladdr", f"{sniff:x}").returncode == 0
+    payload = list(os.urandom(12))
+    req = [sniff << 1 | 1, 0x01, 9, 10, 0xc8, 0x7f] + payload  # SOM|EOM|TO, tag 0
     srv = echo_server(2, 3)
-    time.sleep(0.2)
+    before_rx, before_tx = stats(db)["rx_packets"], stats(db)["tx_packets"]
+    sent = inject([0x0f, len(req)] + req)
+    deadline = time.monotonic() + 5
+    while stats(db)["tx_packets"] == before_tx and time.monotonic() < deadline:
+        time.sleep(0.02)
+    time.sleep(0.05)
+    wire = open(capture, "rb").read()
+    # The eeprom stores what follows its pointer byte, the command code
+    # 0x0f: byte count, source address, MCTP header, type, payload, PEC.
+    resp = [0x20 << 1 | 1, 0x01, 10, 9, 0xc0, 0x7f] + payload  # SOM|EOM, TO clear, tag 0
+    want = [len(resp)] + resp + [pec([sniff << 1, 0x0f, len(resp)] + resp)]
+    got = list(wire[0x0f:0x0f + len(want)])
+    answered = sent and stats(db)["rx_packets"] == before_rx + 1 and got == want
+    if not answered:
+        diag(f"response on the wire: {bytes(got).hex(' ')}\nexpected:            "
+             f"{bytes(want).hex(' ')}")
+    tap(ok and answered, f"{path}: after malformed frames a hand-written request is received "
+        f"(+1 rx_packets) and answered on the wire: the same {len(payload)}-byte payload back "
+        f"to EID 10 at lladdr {sniff:#x}, response tag, correct PEC")
     p = ping(1, 9, [1, 200], 1)
-    p2 = inject(frame)  # a well-formed frame still counts as received
-    srv.kill()
-    srv.wait()
-    tap(ok and p.returncode == 0 and p2, f"{path}: after malformed frames the receiver still answers")
+    stop(srv)
+    lines = p.stdout.splitlines()
+    echoed = (p.returncode == 0 and srv.returncode == 0 and
+              all(any(x.startswith(f"size={n} count=1 ") for x in lines) for n in (1, 200)))
+    if not echoed:
+        diag(f"ping (exit {p.returncode}): {p.stdout}{p.stderr}server (exit {srv.returncode}): "
+             f"{srv.stderr.read()}")
+    tap(echoed, f"{path}: after malformed frames, echo round trips of 1 and 200 bytes "
+        "come back byte for byte, and the server served all 3 requests")
+    delete_device(a, 0x1000 | sniff)
     teardown_mctp(a, b)
 
 
 def test_mtu_limits(a, b):
     ok, da, db = setup_mctp(a, b, 68)
-    p = mctp_conf("link", "set", da, "mtu", 67)
-    tap(p.returncode != 0, f"mtu 67 (below DSP0237's 68-byte baseline) is refused "
-        f"({p.stderr.strip()})")
-    p = mctp_conf("link", "set", da, "mtu", 255)
-    tap(p.returncode != 0, f"mtu 255 (beyond a 255-byte SMBus block) is refused "
-        f"({p.stderr.strip()})")
+    # net/core/dev.c dev_validate_mtu() against mctp-i2c's min_mtu (68) and
+    # max_mtu (254), with its extack message; the MTU stays as it was.
+    for mtu, msg, why in ((67, "mtu less than device minimum", "below DSP0237's 68-byte baseline"),
+                          (255, "mtu greater than device maximum",
+                           "beyond a 255-byte SMBus block")):
+        p = mctp_conf("link", "set", da, "mtu", mtu)
+        kept = int(open(f"/sys/class/net/{da}/mtu").read())
+        tap(ok and p.returncode != 0 and msg in p.stderr and kept == 68,
+            f"mtu {mtu} ({why}) is refused with the kernel's message '{msg}', the MTU stays 68 "
+            f"({p.stderr.strip()}; mtu {kept})")
     teardown_mctp(a, b)
 
 
@@ -306,7 +422,7 @@ def main():
     test_mctp(sa, sb, 254, big, 1, smbus)
     test_concurrent(sa, sb, smbus)
     test_malformed(sa, sb, smbus)
-    tap(rmmod("i2c_crosswire"), "i2c-crosswire unloads with nothing left registered")
+    unload_crosswire("raw and SMBus-only pairs")
     test_smbus_refused()
 
     # A simulated bus clock: transfers take their bit time.
@@ -324,7 +440,7 @@ def main():
         f"bus_hz=100000: a 256-byte eeprom read takes at least its {bits} bit times "
         f"({best * 1000:.1f} ms >= {bits / 100:.1f} ms)")
     delete_device(b, 0x1050)
-    rmmod("i2c_crosswire")
+    unload_crosswire("bus_hz=100000 pair")
 
     return plan()
 
