@@ -16,6 +16,12 @@
  * not read or write beyond them).
  *
  *   i2cdev-fuzz [-s SEED] [-n ITERATIONS] BUS...
+ *
+ * Each run takes a new seed from getrandom() unless one is given, with -s
+ * or in the environment as I2CDEV_FUZZ_SEED; it prints the seed first,
+ * and every failure message names the seed and the iteration, so that a
+ * failing run can be repeated exactly (same seed, same buses, same
+ * targets).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -27,6 +33,7 @@
 #include <string.h>
 #include <sys/ioctl.h>
 #include <sys/mman.h>
+#include <sys/random.h>
 #include <unistd.h>
 
 #include "smbus3.h"
@@ -42,6 +49,8 @@ struct area {
 };
 
 static uint64_t rng;
+static unsigned long seed, iteration;
+static char hang_msg[160];
 static struct area areas[MAX_MSGS];
 static unsigned char *tight;	/* 34 bytes ending at an unmapped page */
 static unsigned long violations, iterations;
@@ -64,11 +73,17 @@ static uint32_t below(uint32_t n)
 static void on_alarm(int sig)
 {
 	(void)sig;
-	/* async-signal-safe: write() only */
-	static const char msg[] = "i2cdev-fuzz: HANG: a request took over 10 s: ";
+	/* async-signal-safe: write() only; hang_msg names the seed */
+	char num[24], *p = num + sizeof(num);
+	unsigned long v = iteration;
 	ssize_t r;
 
-	r = write(2, msg, sizeof(msg) - 1);
+	do
+		*--p = '0' + v % 10;
+	while (v /= 10);
+	r = write(2, hang_msg, strlen(hang_msg));
+	r = write(2, p, num + sizeof(num) - p);
+	r = write(2, ": ", 2);
 	r = write(2, current, strlen(current));
 	r = write(2, "\n", 1);
 	(void)r;
@@ -101,8 +116,8 @@ static void check_area(int i, size_t abi_size, const char *what)
 		unsigned char now = j < AREA ? areas[i].buf[j] : areas[i].guard[j - AREA];
 
 		if (now != was) {
-			fprintf(stderr, "VIOLATION: %s wrote byte %zu, past its %zu bytes\n",
-				what, j, abi_size);
+			fprintf(stderr, "VIOLATION (seed %lu, iteration %lu): %s wrote byte %zu, past its %zu bytes\n",
+				seed, iteration, what, j, abi_size);
 			violations++;
 			return;
 		}
@@ -182,8 +197,8 @@ static void fuzz_smbus(int fd)
 	if (args.data == (void *)areas[0].buf)
 		check_area(0, smbus_abi_size(size), "I2C_SMBUS");
 	if (args.data == (void *)tight && ret < 0 && errno == EFAULT) {
-		fprintf(stderr, "VIOLATION: I2C_SMBUS size %d with its 34 bytes at a page end: EFAULT\n",
-			size);
+		fprintf(stderr, "VIOLATION (seed %lu, iteration %lu): I2C_SMBUS size %d with its 34 bytes at a page end: EFAULT\n",
+			seed, iteration, size);
 		violations++;
 	}
 }
@@ -281,17 +296,30 @@ int main(int argc, char **argv)
 {
 	unsigned long n = 10000, i, e;
 	int fds[16], nfd = 0, opt;
-	unsigned long seed = 1;
+	const char *seed_arg = getenv("I2CDEV_FUZZ_SEED");
 	unsigned char *pages;
-	char path[32];
+	char path[32], *end;
 
 	while ((opt = getopt(argc, argv, "s:n:")) != -1) {
 		if (opt == 's')
-			seed = strtoul(optarg, NULL, 0);
+			seed_arg = optarg;
 		else if (opt == 'n')
 			n = strtoul(optarg, NULL, 0);
 		else
 			return 2;
+	}
+	if (seed_arg && *seed_arg) {
+		errno = 0;
+		seed = strtoul(seed_arg, &end, 0);
+		if (errno || *end) {
+			fprintf(stderr, "i2cdev-fuzz: bad seed '%s'\n", seed_arg);
+			return 2;
+		}
+	} else if (getrandom(&seed, sizeof(seed), 0) != sizeof(seed)) {
+		perror("getrandom");
+		return 2;
+	} else {
+		seed &= 0xffffffffUL;	/* short enough to type */
 	}
 	for (; optind < argc && nfd < 16; optind++) {
 		snprintf(path, sizeof(path), "/dev/i2c-%s", argv[optind]);
@@ -313,12 +341,18 @@ int main(int argc, char **argv)
 		return 2;
 	}
 	tight = pages + 4096 - sizeof(union i2c_smbus_data);
+	printf("i2cdev-fuzz: seed=%lu (repeat with -s %lu or I2CDEV_FUZZ_SEED=%lu)\n", seed, seed,
+	       seed);
+	fflush(stdout);
+	snprintf(hang_msg, sizeof(hang_msg),
+		 "i2cdev-fuzz: HANG (seed %lu): a request took over 10 s: iteration ", seed);
 	signal(SIGALRM, on_alarm);
 	rng = seed * 0x9e3779b97f4a7c15ULL + 1;
 
 	for (i = 0; i < n; i++) {
 		int fd = fds[below(nfd)];
 
+		iteration = i;
 		switch (below(10)) {
 		case 0 ... 4:
 			fuzz_smbus(fd);
@@ -332,8 +366,8 @@ int main(int argc, char **argv)
 		}
 		iterations++;
 	}
-	printf("iterations=%lu succeeded=%lu violations=%lu errors:", iterations, successes,
-	       violations);
+	printf("seed=%lu iterations=%lu succeeded=%lu violations=%lu errors:", seed, iterations,
+	       successes, violations);
 	for (e = 0; e < 256; e++)
 		if (errnos[e])
 			printf(" %s=%lu", strerrorname_np(e) ? strerrorname_np(e) : "?", errnos[e]);
