@@ -1,14 +1,8 @@
 #!/bin/sh
-# tests/idmap, in the guest: each program prints TAP (kselftest harness).
-# A missing program is a failure, never a silent pass.
-run() {
-	if [ -x "$T_BIN/$1" ]; then
-		"$T_BIN/$1"
-	else
-		echo "1..1"
-		echo "not ok 1 $1: program missing from $T_BIN"
-	fi
-}
-run idmap_test
-run mount_setattr_test
-run leak_test
+# tests/idmap, in the guest: three programs (kselftest harness), each its
+# own stream (tests/lib/tap.sh). A missing program has no plan and exit
+# status 127: a failure, never a silent pass.
+. "$TOP/tests/lib/tap.sh"
+tap_run idmap_test "$T_BIN/idmap_test"
+tap_run mount_setattr_test "$T_BIN/mount_setattr_test"
+tap_run leak_test "$T_BIN/leak_test"

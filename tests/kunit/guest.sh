@@ -1,4 +1,5 @@
 #!/bin/sh
 # KUnit suites are built into the test kernel and run at boot; their KTAP
-# goes to the console, where scripts/results.py reads it. Nothing to do.
+# goes to the console, where scripts/results.py reads it (vm.conf:
+# RESULTS=kunit-console). Nothing to do.
 exit 0

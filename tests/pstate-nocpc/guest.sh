@@ -3,23 +3,27 @@
 # amd_pstate=passive but without _CPC objects and without the platform
 # simulator. The driver must refuse to load with its message, and the
 # suite's platform check must fail with a clear one.
-n=0
-t() { # STATUS DESCRIPTION
-	n=$((n + 1))
-	if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
+. "$TOP/tests/lib/tap.sh"
+nocpc() {
+	n=0
+	t() { # STATUS DESCRIPTION
+		n=$((n + 1))
+		if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
+	}
+	msg='amd_pstate: the _CPC object is not present in SBIOS or ACPI disabled'
+	dmesg | grep -q "$msg"
+	t $? "without _CPC the driver logs: $msg"
+	drv=$(cat /sys/devices/system/cpu/cpufreq/policy0/scaling_driver 2>/dev/null)
+	[ -z "$drv" ]
+	t $? "without _CPC no cpufreq driver is registered (scaling_driver: ${drv:-none})"
+	[ ! -d /sys/devices/system/cpu/cpu0/acpi_cppc ]
+	t $? "without _CPC there is no acpi_cppc directory"
+	out=$(/usr/bin/python3 ../pstate/cppc_platform.py check 2>&1)
+	rc=$?
+	echo "# $out"
+	case $out in *"no CPPC platform simulator is attached"*) ok=$rc ;; *) ok=0 ;; esac
+	[ "$ok" = 1 ]
+	t $? "a guest without the simulator fails with a clear message (exit $rc)"
+	echo "1..$n"
 }
-msg='amd_pstate: the _CPC object is not present in SBIOS or ACPI disabled'
-dmesg | grep -q "$msg"
-t $? "without _CPC the driver logs: $msg"
-drv=$(cat /sys/devices/system/cpu/cpufreq/policy0/scaling_driver 2>/dev/null)
-[ -z "$drv" ]
-t $? "without _CPC no cpufreq driver is registered (scaling_driver: ${drv:-none})"
-[ ! -d /sys/devices/system/cpu/cpu0/acpi_cppc ]
-t $? "without _CPC there is no acpi_cppc directory"
-out=$(/usr/bin/python3 ../pstate/cppc_platform.py check 2>&1)
-rc=$?
-echo "# $out"
-case $out in *"no CPPC platform simulator is attached"*) ok=$rc ;; *) ok=0 ;; esac
-[ "$ok" = 1 ]
-t $? "a guest without the simulator fails with a clear message (exit $rc)"
-echo "1..$n"
+tap_run nocpc nocpc
