@@ -1,74 +1,183 @@
 #!/bin/bash
-# run-tests.sh [AREA...]: boot one VM per test area (tests/AREA, with its
-# own vm.conf) on the test kernel, run its guest.sh, then write every
-# result to build/results.tap, every console to build/console.log, scan
-# the consoles for kernel reports and print "N passed, N failed, N skipped"
-# as the last line. Exit status 1 on any failure or report.
+# run-tests.sh [-j N] [AREA...]: run the test areas (default: every
+# tests/AREA with a guest.sh or a host.sh), N side by side (default
+# RUN_TESTS_JOBS, else 2), longest first. A guest area boots its own VM on
+# the test kernel (scripts/vm.sh, tests/AREA/vm.conf) and runs guest.sh; a
+# host area (host.sh) runs on the host, no VM. scripts/results.py checks
+# each area: its VM's status and console, every program's stream on its
+# own, the count against tests/AREA/expected. Then build/results.tap holds
+# every result, build/console.log every console, and the output ends with
+# one line per area, a time table and, last,
+# "N passed, N failed, N skipped". Exit status 1 on any failure.
+#
+# Environment: RUN_TESTS_JOBS (lanes), RUN_TESTS_VARIANT (kernel variant,
+# default test), RUN_TESTS_OUT (directory for results.tap, console.log and
+# the areas' run directories, default build/), and for the harness
+# self-test (tests/harness) RUN_TESTS_DIR (the areas) and RUN_TESTS_VM (a
+# stand-in for scripts/vm.sh).
 . "$(dirname "$0")/lib.sh"
 
-if [ $# -gt 0 ]; then
-	areas=("$@")
-else
-	mapfile -t areas < <(cd "$TOP/tests" && for d in */guest.sh; do dirname "$d"; done)
-fi
-[ ${#areas[@]} -gt 0 ] || die "no test areas found under tests/"
-
-results=$BUILD/results.tap
-rm -f "$results" "$BUILD/console.log"
-flat=$(mktemp)
-trap 'rm -f "$flat"' EXIT
-mkdir -p "$BUILD/jobs"
-
-for area in "${areas[@]}"; do
-	dir=$TOP/tests/$area
-	[ -f "$dir/guest.sh" ] || die "tests/$area has no guest.sh"
-	run=$BUILD/vm/$area
-	job=$BUILD/jobs/$area.sh
-	cat >"$job" <<JOB
-#!/bin/sh
-export TOP='$TOP' TREE='$TREE' T_BIN='$BUILD/tests/$area' T_OUT='$run' PATH='$BUILD/bin':\$PATH
-cd '$dir' && sh ./guest.sh >'$run/results.tap' 2>'$run/stderr.log'
-JOB
-	conf=()
-	[ -f "$dir/vm.conf" ] && conf=(--conf "$dir/vm.conf")
-	if phase "test:$area" "$TOP/scripts/vm.sh" "${conf[@]}" "$area" "$job"; then
-		echo "ok - $area: guest booted, ran its suite and powered off" >>"$flat"
-	else
-		echo "not ok - $area: guest booted, ran its suite and powered off" >>"$flat"
-		[ -s "$run/stderr.log" ] && tail -n 5 "$run/stderr.log" | sed 's/^/   | /'
-	fi
-	if "$TOP/scripts/scan-console.sh" "$run/console.log"; then
-		echo "ok - $area: console free of kernel reports (BUG/WARNING/KASAN/kmemleak/lockdep)" >>"$flat"
-	else
-		echo "not ok - $area: console free of kernel reports (BUG/WARNING/KASAN/kmemleak/lockdep)" >>"$flat"
-	fi
-	if grep -qs '^RESULTS=kunit-console' "$dir/vm.conf"; then
-		python3 "$TOP/scripts/results.py" kunit "$area" "$run/console.log" >>"$flat"
-	else
-		python3 "$TOP/scripts/results.py" tap "$area" "$run/results.tap" >>"$flat"
-	fi
-	# Checks the area's vm_post made on the host (vm.conf), if any.
-	if [ -f "$run/host.tap" ]; then
-		python3 "$TOP/scripts/results.py" tap "$area" "$run/host.tap" >>"$flat"
-	fi
-	{
-		echo "===== $area ====="
-		cat "$run/console.log" 2>/dev/null
-	} >>"$BUILD/console.log"
+lanes=${RUN_TESTS_JOBS:-2}
+args=()
+while [ $# -gt 0 ]; do
+	case $1 in
+	-j) lanes=${2:-}; shift 2 || shift ;;
+	-j*) lanes=${1#-j}; shift ;;
+	--jobs=*) lanes=${1#--jobs=}; shift ;;
+	-h | --help) sed -n '2,/^$/s/^# \{0,1\}//p' "$0"; exit 0 ;;
+	-*) die "run-tests.sh: unknown option $1 (usage: run-tests.sh [-j N] [AREA...])" ;;
+	*) args+=("$1"); shift ;;
+	esac
 done
+[[ $lanes =~ ^[1-9][0-9]*$ ]] || die "run-tests.sh: -j wants a number of lanes, not '$lanes'"
 
-# Numbered TAP, then the counts.
+TESTS=${RUN_TESTS_DIR:-$TOP/tests}
+VM_SH=${RUN_TESTS_VM:-$TOP/scripts/vm.sh}
+VARIANT=${RUN_TESTS_VARIANT:-test}
+OUT=${RUN_TESTS_OUT:-$BUILD}
+mkdir -p "$OUT"
+OUT=$(cd "$OUT" && pwd)
+RUNS=$OUT/vm
+RESULTS=$TOP/scripts/results.py
+
+if [ ${#args[@]} -gt 0 ]; then
+	areas=()
+	for a in "${args[@]}"; do
+		a=${a%/}
+		[ -f "$TESTS/$a/guest.sh" ] || [ -f "$TESTS/$a/host.sh" ] ||
+			die "tests/$a has no guest.sh or host.sh"
+		printf '%s\n' "${areas[@]}" | grep -qxF -- "$a" || areas+=("$a")
+	done
+else
+	mapfile -t areas < <(cd "$TESTS" && for d in */guest.sh */host.sh; do
+		[ -f "$d" ] && dirname "$d"; done | sort -u)
+fi
+[ ${#areas[@]} -gt 0 ] || die "no test areas found under $TESTS"
+
+# The name scripts/vm.sh gets: its runs live in $BUILD/vm/NAME.
+vm_name() {
+	if [ "$RUNS" = "$BUILD/vm" ]; then
+		echo "$1"
+	else
+		realpath -m --relative-to="$BUILD/vm" "$RUNS/$1"
+	fi
+}
+
+tmp=$(mktemp -d "${TMPDIR:-/tmp}/run-tests.XXXXXX")
+mkdir -p "$tmp/jobs"
+declare -A area_of=()
+cleanup() {
+	local pid
+	# Each lane is a process group of its own (set -m below): its VM goes too.
+	for pid in "${!area_of[@]}"; do
+		kill -TERM -- "-$pid" 2>/dev/null || true
+	done
+	rm -rf "$tmp"
+}
+trap cleanup EXIT
+trap 'exit 130' INT TERM
+
+# Nothing from an earlier run may be read: the combined files go first,
+# each area's run directory when the area starts.
+rm -f "$OUT/results.tap" "$OUT/console.log"
+
+host_area() { # AREA RUN: tests/AREA/host.sh on the host, streams in RUN
+	(cd "$TESTS/$1" && T_OUT=$2 T_STREAMS=1 TOP=$TOP sh ./host.sh) >"$2/guest.log" 2>&1 </dev/null
+}
+
+# run_area AREA: in a lane (a background subshell); writes $tmp/AREA.json.
+run_area() {
+	local area=$1 dir=$TESTS/$1 run=$RUNS/$1 t0 since rc=0 secs job conf host=
+	t0=$(date +%s.%N)
+	# Files are stamped with the kernel's coarse clock: "since" comes
+	# from a file stamped the same way, before the run directory goes.
+	: >"$tmp/$area.start"
+	since=$(stat -c %.9Y "$tmp/$area.start")
+	rm -rf "$run"
+	mkdir -p "$run"
+	if [ ! -f "$dir/guest.sh" ]; then
+		host=--host
+		phase "test:$area" host_area "$area" "$run" || rc=$?
+	else
+		job=$tmp/jobs/$area.sh
+		cat >"$job" <<JOB
+#!/bin/sh
+export TOP='$TOP' TREE='$TREE' T_BIN='$BUILD/tests/$area' T_OUT='$run' T_STREAMS=1 KOBJ='$BUILD/obj-$VARIANT' PATH='$BUILD/bin':\$PATH
+cd '$dir' && sh ./guest.sh >'$run/guest.log' 2>&1
+JOB
+		conf=(--variant "$VARIANT")
+		[ -f "$dir/vm.conf" ] && conf+=(--conf "$dir/vm.conf")
+		phase "test:$area" "$VM_SH" "${conf[@]}" "$(vm_name "$area")" "$job" || rc=$?
+	fi
+	secs=$(echo "$(date +%s.%N) - $t0" | bc)
+	python3 "$RESULTS" area "$area" --tests "$TESTS" --run "$run" --vm-rc "$rc" \
+		--since "$since" --seconds "$secs" $host --out "$tmp/$area.json"
+}
+
+# Longest first: the last measured time of each area, else a guess.
+declare -A weight=([tc]=700 [idmap]=340 [i2c-abi]=150 [mctp]=90 [pstate]=70
+	[pstate-nocpc]=30 [kunit]=30 [harness]=10)
+if [ -f "$LOGS/area-times.tsv" ]; then
+	while IFS=$'\t' read -r a s; do
+		[[ $s =~ ^[0-9]+ ]] && weight[$a]=${BASH_REMATCH[0]}
+	done <"$LOGS/area-times.tsv"
+fi
+mapfile -t queue < <(for i in "${!areas[@]}"; do
+	printf '%s\t%s\t%s\n' "${weight[${areas[$i]}]:-60}" "$i" "${areas[$i]}"
+done | sort -t $'\t' -k1,1nr -k2,2n | cut -f3)
+
+echo ">> tests: ${#areas[@]} area(s) in $lanes lane(s): ${queue[*]}"
+t_all=$(date +%s.%N)
+set -m
+running=0
+while [ ${#queue[@]} -gt 0 ] || [ $running -gt 0 ]; do
+	while [ $running -lt "$lanes" ] && [ ${#queue[@]} -gt 0 ]; do
+		a=${queue[0]}
+		queue=("${queue[@]:1}")
+		(run_area "$a") >"$tmp/$a.log" 2>&1 &
+		area_of[$!]=$a
+		running=$((running + 1))
+		printf '>> test:%s started\n' "$a"
+	done
+	pid=
+	wait -n -p pid || true
+	[ -n "$pid" ] || continue
+	[ -n "${area_of[$pid]:-}" ] || continue
+	a=${area_of[$pid]}
+	unset "area_of[$pid]"
+	running=$((running - 1))
+	# The area's own output, in one block.
+	grep -v '^>> test:' "$tmp/$a.log" || true
+	if [ -f "$tmp/$a.json" ]; then
+		python3 "$RESULTS" summary "$tmp/$a.json"
+	else
+		echo "   error: $a: its results were not collected (see above)"
+	fi
+done
+set +m
+wall=$(echo "$(date +%s.%N) - $t_all" | bc)
+
+# Remember each area's time for the next run's order.
 {
-	echo "TAP version 13"
-	echo "1..$(wc -l <"$flat")"
-	awk '{ sub(/^(not ok|ok) -/, ($1 == "not" ? "not ok " : "ok ") NR " -"); print }' "$flat"
-} >"$results"
+	[ -f "$LOGS/area-times.tsv" ] && cat "$LOGS/area-times.tsv"
+	for a in "${areas[@]}"; do
+		[ -f "$tmp/$a.json" ] || continue
+		python3 -c 'import json, sys; d = json.load(open(sys.argv[1])); print("%s\t%.0f" % (d["area"], d["seconds"] or 0))' "$tmp/$a.json" || true
+	done
+} | awk -F '\t' '{ t[$1] = $2; if (!($1 in o)) o[$1] = n++ } END { for (a in t) print o[a] "\t" a "\t" t[a] }' |
+	sort -n | cut -f2- >"$tmp/area-times.tsv" && mv "$tmp/area-times.tsv" "$LOGS/area-times.tsv"
 
-grep '^not ok' "$results" | sed 's/^/   FAIL: /' || true
-
-skipped=$(grep -c '^ok .*# SKIP' "$results" || true)
-passed=$(($(grep -c '^ok ' "$results" || true) - skipped))
-failed=$(grep -c '^not ok ' "$results" || true)
-info "results: $results; consoles: $BUILD/console.log"
-echo "$passed passed, $failed failed, $skipped skipped"
-[ "$failed" -eq 0 ]
+# The phases before the tests count in the time table when make check
+# (scripts/pipeline.sh, which empties phase-times.tsv first) runs us.
+times=() total=()
+if [ -n "${PIPELINE_T0:-}" ] || ps -o args= -p "$PPID" 2>/dev/null | grep -q 'pipeline\.sh'; then
+	times=(--times "$LOGS/phase-times.tsv")
+	[ -n "${PIPELINE_T0:-}" ] && total=(--total "$(($(date +%s) - PIPELINE_T0))")
+fi
+files=()
+for a in "${areas[@]}"; do
+	files+=("$tmp/$a.json")
+done
+info "results: $OUT/results.tap; consoles: $OUT/console.log"
+python3 "$RESULTS" report --tap "$OUT/results.tap" --console "$OUT/console.log" --runs "$RUNS" \
+	--wall "$wall" --lanes "$lanes" "${times[@]}" "${total[@]}" "${files[@]}"
