@@ -1,0 +1,53 @@
+#!/bin/bash
+# fake-vm.sh: scripts/vm.sh's stand-in for the harness self-test
+# (RUN_TESTS_VM): the same arguments and run directory
+# ($BUILD/vm/NAME: job.sh, console.log, status), the same hooks (vm_pre,
+# vm_post), the same exit status, but the job runs on the host, no QEMU.
+# A fixture area's vm.conf may set:
+#   FAKE_CONSOLE=FILE    the console log (a file of the area), else a clean
+#                        one; "none": no console log; "empty": an empty one
+#   FAKE_STATUS=none     no status file, as when the guest panics
+# and in the environment FAKE_VM_DIE=NAME makes the run of NAME stop
+# before it clears its run directory, as vm.sh does without a kernel.
+. "$(dirname "$0")/../../scripts/lib.sh"
+
+conf=
+while [ $# -gt 0 ]; do
+	case $1 in
+	--variant) shift 2 ;;
+	--conf) conf=$2; shift 2 ;;
+	*) break ;;
+	esac
+done
+name=${1:?usage: fake-vm.sh [--variant V] [--conf FILE] NAME JOB}
+job=$2
+FAKE_CONSOLE= FAKE_STATUS=
+# shellcheck disable=SC1090
+[ -n "$conf" ] && . "$conf"
+[ "${FAKE_VM_DIE:-}" = "$name" ] && die "no test kernel (fake: FAKE_VM_DIE)"
+
+run=$BUILD/vm/$name
+rm -rf "$run"
+mkdir -p "$run"
+cp "$job" "$run/job.sh"
+if declare -F vm_pre >/dev/null; then
+	vm_pre "$run" || die "$name: vm_pre failed"
+fi
+set +e
+sh "$run/job.sh" </dev/null
+rc=$?
+set -e
+area=$(dirname "$conf")
+case $FAKE_CONSOLE in
+none) ;;
+empty) : >"$run/console.log" ;;
+'') printf '[    0.000000] Linux version 6.1.192 (fake)\n[    1.000000] init: running %s\n[    2.000000] init: job exited with status %s\n' \
+	"$run/job.sh" "$rc" >"$run/console.log" ;;
+*) cp "$area/$FAKE_CONSOLE" "$run/console.log" ;;
+esac
+[ "$FAKE_STATUS" = none ] || echo "$rc" >"$run/status"
+if declare -F vm_post >/dev/null; then
+	vm_post "$run" || true
+fi
+[ -f "$run/status" ] || exit 125
+exit "$(cat "$run/status")"

@@ -1,0 +1,5 @@
+# tests/harness: the harness's own self-test, on the host (no VM): crafted
+# areas (fixtures/) run through scripts/run-tests.sh and scripts/results.py
+# with fake-vm.sh in place of QEMU. See selftest.py.
+. "$TOP/tests/lib/tap.sh"
+tap_run selftest python3 ./selftest.py

@@ -1,0 +1,213 @@
+#!/usr/bin/env python3
+"""The harness's self-test, on the host, no VM: scripts/run-tests.sh runs
+the crafted areas in fixtures/ with fake-vm.sh in place of scripts/vm.sh
+(the job runs on the host, the console comes from the fixture), and each
+way a result can go missing must fail, naming the area and what went
+missing; a well-formed area must pass. Output: TAP.
+"""
+import os
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import time
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+TOP = os.path.dirname(os.path.dirname(HERE))
+FIX = os.path.join(HERE, "fixtures")
+results = []
+
+
+def tap(ok, name, diag=()):
+    results.append(ok)
+    print(f"{'ok' if ok else 'not ok'} {len(results)} - {name}", flush=True)
+    if not ok:
+        for line in diag:
+            print(f"# {line}", flush=True)
+
+
+class Run:
+    """One run of scripts/run-tests.sh over fixture areas."""
+
+    def __init__(self, build, areas, jobs, **env):
+        e = {k: v for k, v in os.environ.items()
+             if not k.startswith(("RUN_TESTS_", "PIPELINE_", "FAKE_"))}
+        e.update(BUILD=build, RUN_TESTS_DIR=FIX,
+                 RUN_TESTS_VM=os.path.join(HERE, "fake-vm.sh"), **env)
+        p = subprocess.run([os.path.join(TOP, "scripts/run-tests.sh"), f"-j{jobs}", *areas],
+                           env=e, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        self.rc, self.out, self.err = p.returncode, p.stdout, p.stderr
+        self.entries = []  # (ok, text, diag)
+        try:
+            self.tap = open(os.path.join(build, "results.tap")).read()
+        except OSError:
+            self.tap = ""
+        for line in self.tap.splitlines():
+            m = re.match(r"^(not ok|ok) \d+ - (.*)$", line)
+            if m:
+                self.entries.append((m.group(1) == "ok", m.group(2), []))
+            elif line.startswith("  # ") and self.entries:
+                self.entries[-1][2].append(line[4:])
+
+    def find(self, ok, area, name, diag=None):
+        for e_ok, text, d in self.entries:
+            if e_ok != ok or not text.startswith(f"{area}: "):
+                continue
+            if not re.search(name, text[len(area) + 2:]):
+                continue
+            if diag is None or any(re.search(diag, x) for x in d):
+                return True
+        return False
+
+    def why(self, area):
+        lines = [f"run-tests.sh exit status {self.rc}"]
+        lines += [("ok " if ok else "not ok ") + t + "".join(f" | {x}" for x in d)
+                  for ok, t, d in self.entries if t.startswith(f"{area}: ")]
+        return lines + self.err.splitlines()[-5:]
+
+
+def fails(run, area, name, diag, what):
+    """A not ok result of the area whose name matches, one of its
+    diagnostics matching diag."""
+    tap(run.find(False, area, name, diag), what,
+        [f"wanted: not ok {area}: /{name}/" + (f", saying /{diag}/" if diag else "")]
+        + run.why(area))
+
+
+def passes(run, area, name, what):
+    tap(run.find(True, area, name), what, [f"wanted: ok {area}: /{name}/"] + run.why(area))
+
+
+def main():
+    build = tempfile.mkdtemp(prefix="harness-selftest.")
+    try:
+        return checks(build)
+    finally:
+        shutil.rmtree(build, ignore_errors=True)
+
+
+def checks(build):
+    areas = sorted(d for d in os.listdir(FIX) if os.path.isdir(os.path.join(FIX, d)))
+    a = Run(build, [], 3)
+
+    # 1: each program is a stream of its own
+    fails(a, "short", r"^crash: complete", r"^3 results where the plan says 1\.\.5$",
+          "case 1: a program that plans 5 results, prints 3 and crashes fails")
+    fails(a, "short", r"^overrun: complete", r"^4 results where the plan says 1\.\.2$",
+          "case 1: another program's plan cannot cover that shortfall")
+    fails(a, "short", r"^bail: complete", r"^Bail out! no device",
+          "case 1: a Bail out! fails, naming the program")
+    fails(a, "short", r"^subtest: complete", r"^a subtest failed",
+          "case 1: a failing subtest (indented not ok) fails")
+    fails(a, "short", r"^noplan: complete", r"^no plan",
+          "case 1: a stream without a plan fails")
+    fails(a, "short", r"^misnumbered: complete", r"not numbered 1\.\.N",
+          "case 1: results not numbered 1..N fail")
+    fails(a, "short", r"^twoplans: complete", r"^a second plan",
+          "case 1: a second plan fails")
+    fails(a, "short", r"^midplan: complete", r"stands between results",
+          "case 1: a plan between results fails")
+    # 2: the expected count
+    fails(a, "expected", r"^5 results where .*expected/expected says 6", None,
+          "case 2: an area with fewer results than tests/AREA/expected fails")
+    tap(re.search(r"^ +expected: +5 passed, 0 failed, 0 skipped \(expected 6\)", a.out, re.M)
+        is not None, "case 2: the per-area line shows the count and the expected number",
+        a.out.splitlines()[-25:])
+    # 3: skips need a known reason
+    fails(a, "skips", r"^prog: unknown \(skipped for a reason .* does not accept: some reason "
+          "nobody listed\\)", None, "case 3: a skip with an unknown reason fails")
+    fails(a, "skips", r"^prog: noreason \(skipped", None, "case 3: a skip without a reason fails")
+    fails(a, "skips", r"^prog: elsewhere \(skipped", None,
+          "case 3: a reason accepted for another area only fails")
+    tap(any(ok and t == "skips: prog: known # SKIP the fixture's accepted reason"
+            for ok, t, _ in a.entries), "case 3: a skip with a known reason counts as skipped",
+        a.why("skips"))
+    # 4: tdc
+    tap(a.find(False, "tdc", r"^setup: a2 - two \(its setup failed") and
+        a.find(False, "tdc", r"^setup: a3 - three \(not run: .*setup of case a2 failed") and
+        a.find(False, "tdc", r"^setup: a4 - four \(not run"),
+        "case 4: a tdc setup failure fails its case and every later one (tdc says skipped)",
+        a.why("tdc"))
+    fails(a, "tdc", r"^teardown: b1 - x \(its teardown failed", None,
+          "case 4: a tdc teardown failure fails")
+    fails(a, "tdc", r"^crash: complete", r"printed no results .* none of its 3 selected",
+          "case 4: tdc stopping before its TAP fails, naming the lost cases")
+    fails(a, "tdc", r"^short: complete", r"planned 1\.\.2 where 3 test ids were selected",
+          "case 4: tdc's count is checked against the test ids selected")
+    passes(a, "tdc", r"^good: complete \(plan 1\.\.2, 2 results, exit status 0\)$",
+           "case 4: tdc's own progress lines are not results")
+    # 5: 1..0
+    tap(a.find(False, "zeroplan", r"^offload: all of its tests \(skipped for a reason") and
+        a.find(False, "zeroplan", r"^4 results where .* says 6"),
+        "case 5: a plan 1..0 with a skip is a counted skip (here with an unknown reason: a failure), "
+        "and the expected count catches the tests that vanished", a.why("zeroplan"))
+    passes(a, "good", r"^skipall: all of its tests # SKIP the fixture's accepted reason$",
+           "case 5: a plan 1..0 with a skip and a known reason counts as one skipped result")
+    # 6: KUnit from the console
+    fails(a, "kunit", r"^KUnit suite initfail: complete", r"failed before running any case",
+          "case 6: a KUnit suite whose init fails fails")
+    fails(a, "kunit", r"^KUnit suite shortplan: complete", r"^2 cases where its plan says 1\.\.3",
+          "case 6: a suite plan that does not match its cases fails")
+    tap(a.find(True, "kunit", r"^params\.param_case \(2 parameters\)$") and
+        a.find(True, "kunit", r"^params\.plain_case$") and
+        a.find(True, "kunit", r"^KUnit suite params: complete \(plan 1\.\.2, 2 cases\)$"),
+        "case 6: a parameterised case's nested subtest does not rename the suite",
+        a.why("kunit"))
+    fails(a, "kunit", r"^badparam\.pcase", r"failed parameter: p2",
+          "case 6: a failing parameter fails its case")
+    fails(a, "kunit-none", r"^KUnit: the console's KTAP is complete", r"^no KTAP",
+          "case 6: a console without KTAP fails")
+    # 7: consoles
+    fails(a, "noconsole", r"^console free of kernel reports", r"^no console log",
+          "case 7: a VM without a console log fails the console check")
+    fails(a, "emptyconsole", r"^console free of kernel reports", r"empty",
+          "case 7: an empty console log fails the console check")
+    # 9: exit statuses
+    fails(a, "guestexit", r"^guest booted, ran guest\.sh and powered off$",
+          r"^guest\.sh exited with status 3$",
+          "case 9: a guest.sh that exits 3 after only ok lines fails")
+    fails(a, "short", r"^status: complete", r"^exit status 2$",
+          "case 9: a program that exits 2 after only ok lines fails")
+    fails(a, "stray", r"^guest booted", r"outside tap_run",
+          "case 9: TAP printed by guest.sh outside tap_run fails")
+    # 10, 11: the report; lanes keep the order
+    last = a.out.rstrip("\n").splitlines()[-1:] or [""]
+    tap(re.fullmatch(r"\d+ passed, \d+ failed, \d+ skipped", last[0]) is not None and a.rc == 1,
+        "the last line is 'N passed, N failed, N skipped', exit status 1 on failures",
+        [f"exit status {a.rc}, last line {last[0]!r}"])
+    b = Run(build, areas, 1)
+    tap(a.tap == b.tap and a.tap != "",
+        "three lanes and one give the same results.tap (each area's results together, "
+        "in a stable order)", [f"-j3: {len(a.tap)} bytes, -j1: {len(b.tap)} bytes"])
+
+    # 8: stale files: stale passed in b; now vm.sh stops before clearing
+    passes(b, "stale", r"^prog: from the first run$", "case 8: the first run of the area passes")
+    c = Run(build, ["stale"], 1, FAKE_VM_DIE="stale")
+    tap(c.find(False, "stale", r"^guest booted", r"^no exit status") and
+        c.find(False, "stale", r"^console free", r"^no console log") and
+        c.find(False, "stale", r"^2 results where") and "from the first run" not in c.tap,
+        "case 8: when vm.sh stops before clearing its run directory, nothing of the "
+        "earlier run is read", c.why("stale"))
+    run = os.path.join(build, "vm", "stale")
+    d = Run(build, ["stale"], 1)  # a fresh, passing run, then read as if older
+    p = subprocess.run([sys.executable, os.path.join(TOP, "scripts/results.py"), "area",
+                        "stale", "--tests", FIX, "--run", run, "--vm-rc", "0",
+                        "--since", str(time.time() + 60)], capture_output=True, text=True)
+    tap(d.rc == 0 and "is stale: written before this run started" in p.stdout and
+        "from the first run" not in p.stdout,
+        "case 8: files older than the run's start are never read", [p.stdout[-400:], p.stderr])
+
+    # a well-formed area passes
+    g = Run(build, ["good"], 1)
+    last = g.out.rstrip("\n").splitlines()[-1:] or [""]
+    tap(g.rc == 0 and last[0] == "13 passed, 0 failed, 3 skipped" and
+        re.search(r"^ +good: +13 passed, 0 failed, 3 skipped \(expected 16\)$", g.out, re.M),
+        "a well-formed area passes: plan first or last, kselftest output, skips with "
+        "known reasons, host checks", g.out.splitlines()[-30:] + g.err.splitlines()[-5:])
+    print(f"1..{len(results)}", flush=True)
+    return 0 if all(results) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
