@@ -711,67 +711,7 @@ def print_times(a, areas, width):
         print(f"     {'total':<{width}} {a.total:8.1f}")
 
 
-# --- the former interface (transition only) ---------------------------------
-# "results.py tap|kunit AREA FILE", as the run-tests.sh of before streams
-# called it: a run started before the switch still ends properly.
-
-def legacy(kind, area, path):
-    def emit(ok, name, directive=None, reason=""):
-        line = f"{'ok' if ok else 'not ok'} - {area}: {name}"
-        if directive:
-            line += f" # {directive} {reason}".rstrip()
-        print(line)
-    result = re.compile(r"^(not ok|ok) \d+(?: - | )?(.*?)(?:\s*#\s*((?i:skip|todo))\w*\s*(?:- )?(.*))?$")
-    try:
-        lines = open(path, errors="replace").read().splitlines()
-    except OSError as e:
-        emit(False, f"results file missing ({e.strerror})")
-        return 0
-    if kind == "tap":
-        plan, seen, running = None, 0, ""
-        for line in lines:
-            r = re.match(r"^#\s+RUN\s+(\S+)", line)
-            if r:
-                running = r.group(1)
-                continue
-            if re.match(r"^1\.\.\d+", line):
-                plan = (plan or 0) + int(line[3:].split()[0])
-                continue
-            m = result.match(line)
-            if not m:
-                continue
-            seen += 1
-            emit(m.group(1) == "ok", m.group(2) or running or f"test {seen}",
-                 m.group(3) and m.group(3).upper(), m.group(4) or "")
-        if seen == 0:
-            emit(False, "no test results (suite did not run)")
-        elif plan is not None and seen < plan:
-            emit(False, f"only {seen} of {plan} planned tests reported (crash or hang?)")
-        return 0
-    suites, cases, suite = 0, 0, None
-    for raw in lines:
-        line = STAMP.sub("", raw)
-        m = re.match(r"^\s*# Subtest: (\S+)", line)
-        if m and line.startswith("    ") and not line.startswith("        "):
-            suite = m.group(1)
-            continue
-        indent = len(line) - len(line.lstrip(" "))
-        m = result.match(line.strip())
-        if not m:
-            continue
-        if indent == 0:
-            suites += 1
-        elif indent == 4 and suite:
-            cases += 1
-            emit(m.group(1) == "ok", f"{suite}.{m.group(2)}", m.group(3), m.group(4) or "")
-    if suites == 0 or cases == 0:
-        emit(False, "no KUnit results on the console (KUnit not built in, or boot failed)")
-    return 0
-
-
 def main(argv):
-    if len(argv) == 4 and argv[1] in ("tap", "kunit"):
-        return legacy(argv[1], argv[2], argv[3])
     ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     sub = ap.add_subparsers(dest="cmd", required=True)
     p = sub.add_parser("area")
