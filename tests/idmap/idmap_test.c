@@ -54,7 +54,7 @@ struct obs_req {
 
 struct obs_reply {
 	int err;
-	uint32_t uid, gid, mode;
+	uint32_t uid, gid, mode, rdev;
 };
 
 #define ACL_USER_TAG 0x02
@@ -83,6 +83,7 @@ static void observe(int sock)
 			rep.uid = st.st_uid;
 			rep.gid = st.st_gid;
 			rep.mode = st.st_mode;
+			rep.rdev = st.st_rdev;
 			break;
 		case 'A':
 			n = getxattr(req.path, "system.posix_acl_access", buf, sizeof(buf));
@@ -170,6 +171,7 @@ OP(op_mkfifo, mknod(o->path, S_IFIFO | o->mode, 0))
 OP(op_symlink, symlink("target", o->path))
 OP(op_unlink, unlink(o->path))
 OP(op_rename, rename(o->path, o->path2))
+OP(op_rename_whiteout, renameat2(AT_FDCWD, o->path, AT_FDCWD, o->path2, RENAME_WHITEOUT))
 OP(op_utimes, utimensat(AT_FDCWD, o->path,
 			(struct timespec[2]){ { 1, 0 }, { 1, 0 } }, 0))
 OP(op_utimes_now, utimensat(AT_FDCWD, o->path, NULL, 0))
@@ -380,31 +382,75 @@ TEST_F(idmap, unmapped_caller_cannot_create)
 	}
 }
 
-/* RENAME_WHITEOUT's whiteout is owned by the mapped caller. */
+/*
+ * RENAME_WHITEOUT leaves a whiteout (a 0:0 character device) at the old
+ * name, owned by the mapped caller. No capability is involved:
+ * vfs_mknod() exempts whiteouts from CAP_MKNOD, vfs_rename() checks
+ * none, and shmem_whiteout() makes the whiteout with shmem_mknod(). So
+ * an unprivileged user renames here, in every configuration, with and
+ * without an existing target; an unmapped caller is refused (target
+ * absent: may_create()'s EOVERFLOW) and nothing changes.
+ */
 TEST_F(idmap, rename_whiteout_owner)
 {
-	char a[PATH_MAX], b[PATH_MAX];
+	uid_t me = view(self, 700), mg = view(self, 701);
+	char a[PATH_MAX], b[PATH_MAX], from[32], to[32];
+	struct op o = { .path = a, .path2 = b, .mode = 0644 };
 	struct obs_reply r;
+	struct stat st;
 
-	if (strcmp(variant->fstype, "ramfs") == 0)
-		SKIP(return, "ramfs does not implement RENAME_WHITEOUT");
-	if (variant->cfg != CFG_INIT)
-		SKIP(return, "RENAME_WHITEOUT needs CAP_MKNOD in the initial user namespace");
-	IN_MNT(a, "d/w");
+	if (strcmp(variant->fstype, "ramfs") == 0) {
+		/* simple_rename() refuses RENAME_WHITEOUT: check that it does. */
+		IN_MNT(a, "d/w");
+		IN_MNT(b, "d/w.new");
+		ASSERT_EQ(as_user(me, mg, op_creat, &o), 0);
+		ASSERT_EQ(as_user(me, mg, op_rename_whiteout, &o), EINVAL);
+		ASSERT_TRUE(S_ISREG(stored(self, "d/w").mode));
+		ASSERT_EQ(stored(self, "d/w.new").err, ENOENT);
+		SKIP(return, "ramfs does not implement RENAME_WHITEOUT (simple_rename() returns EINVAL)");
+	}
+
+	for (int target = 0; target < 2; target++) {
+		snprintf(from, sizeof(from), "d/w%d", target);
+		snprintf(to, sizeof(to), "d/w%d.new", target);
+		IN_MNT(a, from);
+		IN_MNT(b, to);
+		ASSERT_EQ(as_user(me, mg, op_creat, &o), 0);
+		if (target) {
+			IN_MNT(a, to);
+			ASSERT_EQ(as_user(me, mg, op_creat, &o), 0);
+			IN_MNT(a, from);
+		}
+		ASSERT_EQ(as_user(me, mg, op_rename_whiteout, &o), 0)
+			TH_LOG("%s target", target ? "existing" : "no");
+
+		/* What the filesystem stored, seen from its own namespace. */
+		r = stored(self, from);
+		ASSERT_EQ(r.err, 0);
+		EXPECT_TRUE(S_ISCHR(r.mode)) TH_LOG("mode %o", r.mode);
+		EXPECT_EQ(r.rdev, 0);
+		EXPECT_EQ(r.uid, 700);
+		EXPECT_EQ(r.gid, 701);
+		r = stored(self, to);
+		ASSERT_EQ(r.err, 0);
+		EXPECT_TRUE(S_ISREG(r.mode));
+		EXPECT_EQ(r.uid, 700);
+
+		/* And through the idmapped mount. */
+		ASSERT_EQ(lstat(a, &st), 0);
+		EXPECT_TRUE(S_ISCHR(st.st_mode));
+		EXPECT_EQ(st.st_rdev, 0);
+		EXPECT_EQ(st.st_uid, me);
+		EXPECT_EQ(st.st_gid, mg);
+	}
+
+	/* An unmapped caller, target absent: EOVERFLOW, nothing renamed. */
+	IN_MNT(a, "d/w0.new");
 	IN_MNT(b, "d/w2");
-	/* Keep CAP_MKNOD while acting as a mapped user. */
-	ASSERT_EQ(prctl(PR_SET_SECUREBITS, SECBIT_NO_SETUID_FIXUP), 0);
-	setfsuid(view(self, 700));
-	setfsgid(view(self, 701));
-	ASSERT_EQ(mknod(a, S_IFREG | 0644, 0), 0);
-	ASSERT_EQ(renameat2(AT_FDCWD, a, AT_FDCWD, b, RENAME_WHITEOUT), 0);
-	setfsuid(0);
-	setfsgid(0);
-	r = stored(self, "d/w");
-	ASSERT_EQ(r.err, 0);
-	EXPECT_TRUE(S_ISCHR(r.mode));
-	EXPECT_EQ(r.uid, 700);
-	EXPECT_EQ(r.gid, 701);
+	EXPECT_EQ(as_user(self->unmapped, self->unmapped, op_rename_whiteout, &o),
+		  EOVERFLOW);
+	EXPECT_TRUE(S_ISREG(stored(self, "d/w0.new").mode));
+	EXPECT_EQ(stored(self, "d/w2").err, ENOENT);
 }
 
 /* chown through the mount writes mapped ids; unmappable ones fail. */
