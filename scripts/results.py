@@ -138,11 +138,12 @@ class Rec:
         self.ok, self.num, self.desc = ok, num, desc
         self.directive, self.reason = directive, reason
         self.note = None  # tdc: why a skip is really a failure
+        self.notes = []  # the program's comments around it, for a failure
 
 
 def parse_tap(lines, plan_optional=False):
     """Records, plan (count, comment) or None, and the stream's problems."""
-    recs, plan, plan_at, problems, running = [], None, None, [], ""
+    recs, plan, plan_at, problems, running, notes = [], None, None, [], "", []
     for line in lines:
         line = line.rstrip("\r\n")
         if line.startswith("Bail out!"):
@@ -151,7 +152,11 @@ def parse_tap(lines, plan_optional=False):
         if line[:1] in (" ", "\t"):
             if re.match(r"^\s+not ok\b", line):
                 problems.append(f"a subtest failed: {line.strip()}")
+            elif line.strip():
+                notes.append((len(recs), line.strip()))
             continue
+        if line.startswith("#"):
+            notes.append((len(recs), line))
         m = KSFT_RUN.match(line)
         if m:  # the kselftest harness names skipped tests only here
             running = m.group(1)
@@ -175,6 +180,10 @@ def parse_tap(lines, plan_optional=False):
         running = ""
         recs.append(Rec(m.group(1) == "ok", int(m.group(2)) if m.group(2) else None,
                         desc, directive, reason))
+    for i, r in enumerate(recs):
+        if not r.ok:  # what the program said just before and after it
+            r.notes = ([x for n, x in notes if n == i][-4:] +
+                       [x for n, x in notes if n == i + 1][:6])
     bad = [(i + 1, r.num) for i, r in enumerate(recs) if r.num != i + 1]
     if bad:
         i, num = bad[0]
@@ -265,7 +274,7 @@ def from_stream(ctx, name, path, rc_path=None, err_path=None, ids_path=None,
     for r in recs:
         rname = f"{label}: {r.desc}"
         if r.note:
-            out.append(Result(False, f"{rname} ({r.note})", diag=[r.reason]))
+            out.append(Result(False, f"{rname} ({r.note})", diag=[r.reason] + r.notes))
         elif r.directive and r.directive.startswith("skip"):
             if r.ok:
                 out.append(ctx.skip_result(rname, r.reason))
@@ -275,7 +284,7 @@ def from_stream(ctx, name, path, rc_path=None, err_path=None, ids_path=None,
             out.append(Result(False, f"{rname} (directive {r.directive.upper()} is not "
                               "accepted)", diag=[r.reason]))
         else:
-            out.append(Result(r.ok, rname))
+            out.append(Result(r.ok, rname, diag=r.notes))
     skip_all = plan is not None and plan[0] == 0 and re.match(r"(?i)skip", plan[1] or "")
     if skip_all:
         # "1..0 # SKIP why": the whole program counts as one skipped result.
@@ -679,7 +688,7 @@ def cmd_report(a):
 
     for line, diag in fails:
         print(f"   FAIL: {line}")
-        for x in diag[:4]:
+        for x in diag[:6]:
             print(f"         | {x}")
     width = max([len(d["area"]) for d in areas] + [8])
     for d, c in rows:
