@@ -12,7 +12,8 @@ kernel:         ; @$(PIPELINE) kernel
 deps:           ; @scripts/deps.sh
 tree:           ; @scripts/deps.sh && scripts/tree.sh
 checkpatch:     ; @scripts/checkpatch.sh
+mutants:        ; @scripts/mutants.sh
 export-patches: ; @scripts/export-patches.sh
 clean:          ; rm -rf build
 
-.PHONY: run check shell bench kernel deps tree checkpatch export-patches clean
+.PHONY: run check shell bench kernel deps tree checkpatch export-patches mutants clean

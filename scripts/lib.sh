@@ -95,6 +95,11 @@ variant_tree() {
 		fi
 		echo "$BUILD/linux-baseline"
 		;;
+	mutant)
+		# made and reset by scripts/mutants.sh
+		[ -f "$BUILD/linux-mutant/Makefile" ] || die "no mutant tree (run: make mutants)"
+		echo "$BUILD/linux-mutant"
+		;;
 	*) die "unknown tree '$1'" ;;
 	esac
 }
