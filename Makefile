@@ -14,6 +14,7 @@ tree:           ; @scripts/deps.sh && scripts/tree.sh
 checkpatch:     ; @scripts/checkpatch.sh
 mutants:        ; @scripts/mutants.sh
 export-patches: ; @scripts/export-patches.sh
+outgoing:       ; @scripts/outgoing.sh
 clean:          ; rm -rf build
 
-.PHONY: run check shell bench kernel deps tree checkpatch export-patches mutants clean
+.PHONY: run check shell bench kernel deps tree checkpatch export-patches outgoing mutants clean
