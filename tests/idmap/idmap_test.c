@@ -451,6 +451,22 @@ TEST_F(idmap, rename_whiteout_owner)
 		  EOVERFLOW);
 	EXPECT_TRUE(S_ISREG(stored(self, "d/w0.new").mode));
 	EXPECT_EQ(stored(self, "d/w2").err, ENOENT);
+
+	/* Target present: only the files go through may_delete(), but the
+	 * whiteout left at d/w0.new would be created by the unmapped caller,
+	 * with ids the filesystem cannot store (and nobody could remove it
+	 * again): EOVERFLOW as well, both files as they were.
+	 */
+	IN_MNT(a, "d/w0.new");
+	IN_MNT(b, "d/w1.new");
+	EXPECT_EQ(as_user(self->unmapped, self->unmapped, op_rename_whiteout, &o),
+		  EOVERFLOW);
+	r = stored(self, "d/w0.new");
+	EXPECT_TRUE(S_ISREG(r.mode)) TH_LOG("mode %o", r.mode);
+	EXPECT_EQ(r.uid, 700);
+	r = stored(self, "d/w1.new");
+	EXPECT_TRUE(S_ISREG(r.mode)) TH_LOG("mode %o", r.mode);
+	EXPECT_EQ(r.uid, 700);
 }
 
 /* chown through the mount writes mapped ids; unmappable ones fail. */

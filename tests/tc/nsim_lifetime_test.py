@@ -1,0 +1,223 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: GPL-2.0
+"""tests/tc: the lifetime of netdevsim's offloaded actions and filters when
+tc replaces actions, fills the table, shares blocks between ports and runs
+in several network namespaces (issue 13's five bugs). Prints TAP.
+
+The hardware's truth is netdevsim's debugfs table; every test also fails
+on a kernel report (WARNING, KASAN, BUG) that appears in the kernel log
+while it runs, since a use after free or a warning is the symptom, not a
+wrong exit status.
+"""
+import os
+import re
+import subprocess
+import sys
+import time
+import traceback
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from tc_offload_test import (BUS, DBG, POLICE, POLICE_HW, Nsim, action,  # noqa: E402
+                             expect, filters, run, tc)
+
+LEFTOVERS = f"{DBG}/tc_leftovers"
+REPORT = re.compile(r"WARNING:|BUG:|KASAN|Oops|refcount_t:|kmemleak")
+TESTS = []
+
+
+def test(fn):
+    TESTS.append((fn.__name__, fn))
+    return fn
+
+
+def kmsg_lines():
+    return subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()
+
+
+def police(rate, index, *extra):
+    return ["action", "police", "rate", rate, "burst", "10000k",
+            "conform-exceed", "drop/pipe", "index", str(index), *extra]
+
+
+def flower(proto, index, *where):
+    """A skip_sw flower filter using police INDEX; where: dev X parent
+    ffff: or block N."""
+    tc("filter", "add", *where, "protocol", "ip", "flower",
+       "skip_sw", "ip_proto", proto, "action", "police", "index", str(index))
+
+
+def leftovers():
+    with open(LEFTOVERS) as f:
+        return int(f.read())
+
+
+@test
+def replacing_a_shared_meter_updates_it_in_place(d):
+    # OVS's "modify meter": the flows keep using the same hardware meter.
+    tc("actions", "add", *police("100mbit", 1, "skip_sw"))
+    for proto in ("tcp", "udp"):
+        flower(proto, 1, "dev", d.port, "parent", "ffff:")
+    tc("actions", "replace", *police("200mbit", 1, "skip_sw"))
+    hw = d.actions()
+    expect(len(hw) == 1 and "index 1 rate_bytes_ps 25000000 " in hw[0] and "users 2" in hw[0]
+           and "stale" not in hw[0], f"after replace, want one meter at 200mbit with 2 users: {hw}")
+    expect(all("police:1:shared" in f for f in d.filters()) and len(d.filters()) == 2,
+           f"filters: {d.filters()}")
+    expect(action("police", 1)["in_hw_count"] == 1, "in_hw_count after replace")
+    tc("filter", "del", "dev", d.port, "ingress")
+    hw = d.actions()
+    expect(len(hw) == 1 and "users 0" in hw[0], f"users after the filters went: {hw}")
+    tc("actions", "del", "action", "police", "index", "1")
+    expect(not d.table(), f"table not empty after deleting the meter: {d.table()}")
+
+
+@test
+def replace_that_cannot_be_offloaded_leaves_hardware(d):
+    # gact pipe has no flow_action: the tc core cannot describe it, so the
+    # drop that hardware held must go, and tc must count it nowhere.
+    tc("actions", "add", "action", "gact", "drop", "index", "5")
+    expect(action("gact", 5)["in_hw_count"] == 1 and len(d.actions()) == 1,
+           f"gact drop not offloaded: {d.table()}")
+    tc("actions", "replace", "action", "gact", "pipe", "index", "5")
+    a = action("gact", 5)
+    expect(not a["in_hw_count"] and not a["in_hw"],
+           f"tc still counts the pipe in hardware:\n{a['text']}")
+    expect(not d.actions(), f"hardware still holds the old version: {d.table()}")
+    tc("actions", "replace", "action", "gact", "drop", "index", "5")
+    expect(action("gact", 5)["in_hw_count"] == 1 and len(d.actions()) == 1
+           and "gact index 5 drop" in d.actions()[0], f"drop again: {d.table()}")
+    tc("actions", "del", "action", "gact", "index", "5")
+    expect(not d.table(), f"left behind: {d.table()}")
+
+
+@test
+def replace_in_a_full_table_keeps_the_entry(d):
+    full = 512  # NSIM_TC_MAX_ACTIONS
+    batch = "\n".join(f"actions add action gact drop index {i}" for i in range(1, full + 1))
+    p = subprocess.run(["tc", "-batch", "-"], input=batch + "\n", capture_output=True, text=True)
+    expect(p.returncode == 0, f"adding {full} actions: {p.stderr[-300:]}")
+    expect(len(d.actions()) == full, f"{len(d.actions())} entries, want {full}")
+    tc("actions", "add", "action", "gact", "drop", "index", str(full + 1))
+    expect(not action("gact", full + 1)["in_hw_count"] and len(d.actions()) == full,
+           "the table took one more than it holds")
+    tc("actions", "replace", "action", "gact", "pass", "index", "7")
+    a = action("gact", 7)
+    hw = [l for l in d.actions() if l.startswith("action gact index 7 ")]
+    expect(a["in_hw_count"] == 1 and len(hw) == 1 and " pass " in hw[0],
+           f"replacing entry 7 of a full table: in_hw_count {a['in_hw_count']}, hardware {hw}")
+    expect(len(d.actions()) == full, f"{len(d.actions())} entries after the replace")
+
+
+@test
+def shared_block_offloads_the_filter_on_each_port(d):
+    two = Nsim2(3)
+    try:
+        tc("actions", "add", *police("100mbit", 2, "skip_sw"))
+        for p in two.ports:
+            tc("qdisc", "add", "dev", p, "ingress_block", "22", "ingress")
+        flower("tcp", 2, "block", "22")
+        hw = two.table()
+        fl = [l for l in hw if l.startswith("filter ")]
+        expect(sorted(re.search(r"port (\d+)", l).group(1) for l in fl) == ["0", "1"],
+               f"want the filter on port 0 and port 1: {hw}")
+        meter = [l for l in hw if l.startswith("action police index 2 ")]
+        expect(len(meter) == 1 and "users 2" in meter[0], f"meter users: {hw}")
+        f = tc("-s", "filter", "show", "block", "22").stdout
+        expect(re.search(r"in_hw_count 2\b", f), f"tc should count 2 hardware copies:\n{f}")
+        tc("filter", "del", "block", "22")
+        hw = two.table()
+        expect(not [l for l in hw if l.startswith("filter ")]
+               and "users 0" in [l for l in hw if "index 2 " in l][0],
+               f"after deleting the filter: {hw}")
+    finally:
+        for p in two.ports:
+            tc("qdisc", "del", "dev", p, "ingress_block", "22", "ingress", ok=None)
+        tc("actions", "flush", "action", "police", ok=None)
+        two.delete()
+
+
+@test
+def namespaces_keep_their_own_meters(d):
+    ns = "nsim-other"
+    run("ip", "netns", "add", ns)
+    try:
+        # Namespace "other" offloads police index 3 on its own; the port's
+        # namespace makes its own police 3 inside a filter.
+        run("ip", "netns", "exec", ns, "tc", "actions", "add", *police("100mbit", 3))
+        expect(len(d.actions()) == 1, f"the other namespace's meter: {d.table()}")
+        tc("filter", "add", "dev", d.port, "protocol", "ip", "parent", "ffff:", "flower",
+           "skip_sw", "ip_proto", "tcp", "action", *police("300mbit", 3)[1:])
+        fl = d.filters()
+        expect(len(fl) == 1 and "police:3:own" in fl[0],
+               f"the filter must use its own meter, not the other namespace's: {d.table()}")
+        expect("users 0" in d.actions()[0], f"other namespace's meter users: {d.table()}")
+        run("ip", "netns", "exec", ns, "tc", "actions", "del", "action", "police", "index", "3")
+        expect(not d.actions() and len(d.filters()) == 1,
+               f"deleting the other namespace's meter: {d.table()}")
+    finally:
+        run("ip", "netns", "del", ns, ok=None)
+
+
+class Nsim2(Nsim):
+    """A netdevsim device with two ports, hw-tc-offload on, no qdisc."""
+
+    def __init__(self, dev_id):
+        self.id = dev_id
+        with open(f"{BUS}/new_device", "w") as f:
+            f.write(f"{dev_id} 2")
+        netdir = f"{BUS}/devices/netdevsim{dev_id}/net"
+        for _ in range(100):
+            if os.path.isdir(netdir) and len(os.listdir(netdir)) == 2:
+                break
+            time.sleep(0.05)
+        self.ports = sorted(os.listdir(netdir))
+        self.port = self.ports[0]
+        self.dbg = f"{DBG}/netdevsim{dev_id}/tc"
+        for p in self.ports:
+            run("ip", "link", "set", p, "up")
+            run("ethtool", "-K", p, "hw-tc-offload", "on")
+
+
+def main():
+    for path in (BUS, DBG):
+        if not os.path.exists(path):
+            print("1..0 # SKIP no netdevsim (CONFIG_NETDEVSIM) or debugfs")
+            return 0
+    print(f"1..{len(TESTS) + 1}")
+    start_left = leftovers() if os.path.exists(LEFTOVERS) else None
+    for n, (name, fn) in enumerate(TESTS, start=1):
+        # Each test on a device of its own, removed before its kernel log
+        # is read: what one leaves behind shows in its own result.
+        seen = len(kmsg_lines())
+        d = Nsim(2)
+        try:
+            try:
+                fn(d)
+            finally:
+                tc("filter", "del", "dev", d.port, "ingress", ok=None)
+                for kind in ("police", "gact"):
+                    tc("actions", "flush", "action", kind, ok=None)
+                d.delete()
+            reports = [l for l in kmsg_lines()[seen:] if REPORT.search(l)]
+            expect(not reports, "kernel report while it ran:\n" + "\n".join(reports[:20]))
+            print(f"ok {n} {name}")
+        except Exception as e:  # noqa: BLE001 - any failure fails the test
+            print(f"not ok {n} {name}")
+            for line in (str(e) or traceback.format_exc()).splitlines():
+                print(f"# {line}")
+        sys.stdout.flush()
+    n = len(TESTS) + 1
+    name = "device_removal_leaves_nothing_behind"
+    try:
+        expect(start_left is not None, f"no {LEFTOVERS}")
+        expect(leftovers() == start_left,
+               f"tc_leftovers went from {start_left} to {leftovers()}")
+        print(f"ok {n} {name}")
+    except Exception as e:  # noqa: BLE001
+        print(f"not ok {n} {name}")
+        print(f"# {e}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
