@@ -75,6 +75,19 @@ class Platform:
         off = cpu * self.conf["CPPC_STRIDE"] + self.conf[name]
         return struct.unpack_from("<I", self.mem, off)[0]
 
+    def write_reg32(self, cpu, name, value):
+        """Write a 32-bit register of cpu's block, as a writer other than the
+        driver would (the tests' sentinels in MIN and MAX)."""
+        base, size = self.conf["CPPC_BASE"], self.conf["CPPC_SIZE"]
+        fd = os.open("/dev/mem", os.O_RDWR | os.O_SYNC)
+        try:
+            m = mmap.mmap(fd, size, mmap.MAP_SHARED, mmap.PROT_READ | mmap.PROT_WRITE,
+                          offset=base)
+        finally:
+            os.close(fd)
+        struct.pack_into("<I", m, cpu * self.conf["CPPC_STRIDE"] + self.conf[name], value)
+        m.close()
+
     def wait_desired(self, cpu, want, timeout=5.0):
         """Wait until the simulator saw DESIRED == want on cpu; return what it saw."""
         deadline = time.monotonic() + timeout

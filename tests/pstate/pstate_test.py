@@ -19,6 +19,13 @@ from cppc_platform import NoSimulator, Platform  # noqa: E402
 
 CPU_SYS = "/sys/devices/system/cpu"
 results = []
+# Written into the MIN and MAX request registers after boot: below lowest
+# and above highest, so the simulator's clamp makes them [lowest, highest]
+# as before, and neither is a value the driver would write.
+MIN_SENTINEL = 1
+MAX_SENTINEL = 0xffff
+WHY_NO_ACPI_CPUFREQ = ("acpi-cpufreq is not built in: CONFIG_X86_ACPI_CPUFREQ is not set in "
+                       "kconfig/pstate.config (no /sys/module/acpi_cpufreq)")
 
 
 def tap(ok, name, skip=None):
@@ -209,6 +216,244 @@ def watch(plat, cpu, seconds, period=0.05):
     return seen
 
 
+# --- tracefs: the cpu_frequency event -------------------------------------
+TRACING = "/sys/kernel/tracing"
+CPU_FREQUENCY = f"{TRACING}/events/power/cpu_frequency/enable"
+
+
+def trace_clear():
+    with open(f"{TRACING}/trace", "w"):
+        pass  # opening "trace" with O_TRUNC empties the ring buffer
+
+
+def trace_events():
+    """[(state, cpu_id)] of the cpu_frequency events in the buffer, in order."""
+    ev = []
+    with open(f"{TRACING}/trace") as f:
+        for line in f:
+            m = re.search(r"\bcpu_frequency: state=(\d+) cpu_id=(\d+)", line)
+            if m:
+                ev.append((int(m.group(1)), int(m.group(2))))
+    return ev
+
+
+def test_trace(plat, exp, cpus):
+    """cpufreq_freq_transition_end() (called by amd_pstate_update_freq() on
+    this path, passive mode without fast switch) emits cpu_frequency with the
+    target frequency for each CPU of the policy, and sets policy->cur, which
+    scaling_cur_freq shows (no APERF/MPERF under TCG, no ->get in 6.1's
+    amd-pstate: drivers/cpufreq/cpufreq.c show_scaling_cur_freq())."""
+    if not os.path.exists(CPU_FREQUENCY):
+        tap(False, f"trace_cpu_frequency: {CPU_FREQUENCY} exists (tracefs mounted, "
+            "CONFIG_EVENT_TRACING)")
+        return
+    wr(f"{TRACING}/tracing_on", 1)
+    err = wr(CPU_FREQUENCY, 1)
+    if err:
+        tap(False, f"trace_cpu_frequency: enabling the event failed ({err})")
+        return
+    for cpu in cpus:
+        gov = policy(cpu, "scaling_governor")
+        speed = policy(cpu, "scaling_setspeed")
+        steps = (
+            ("governor powersave", lambda: wr(gov, "powersave"), exp.min_freq),
+            ("governor performance", lambda: wr(gov, "performance"), exp.max_freq),
+            # userspace starts at the current frequency (policy->cur)
+            ("governor userspace", lambda: wr(gov, "userspace"), exp.max_freq),
+            (f"scaling_setspeed {exp.speeds[0]}", lambda: wr(speed, exp.speeds[0]),
+             exp.speeds[0]),
+            (f"scaling_setspeed {exp.speeds[2]}", lambda: wr(speed, exp.speeds[2]),
+             exp.speeds[2]),
+            ("scaling_setspeed 1 (clamped)", lambda: wr(speed, 1), exp.min_freq),
+        )
+        for what, act, freq in steps:
+            trace_clear()
+            err = act()
+            want = exp.perf_for(freq)
+            desired = plat.wait_desired(cpu, want)
+            ev = trace_events()
+            ok = (err is None and ev and all(c == cpu for _, c in ev) and ev[-1] == (freq, cpu)
+                  and desired == want)
+            if not ok:
+                diag(f"{what} on cpu{cpu}: write {err or 'ok'}, events {ev}, DESIRED {desired}")
+            tap(ok, f"trace_cpu_frequency: cpu{cpu} {what} -> event state={freq} cpu_id={cpu} "
+                f"(only cpu{cpu}'s; DESIRED {want} in the register)")
+            check(f"scaling_cur_freq: cpu{cpu} {what} -> {freq} (policy->cur, the last target)",
+                  int(rd(policy(cpu, "scaling_cur_freq"))), freq)
+        wr(gov, "performance")
+        plat.wait_desired(cpu, exp.highest_perf)
+    wr(CPU_FREQUENCY, 0)
+
+
+# --- Debian's cpupower (linux-cpupower) -------------------------------------
+CPUPOWER = "/usr/bin/cpupower"
+
+
+def cpupower(*args):
+    p = subprocess.run([CPUPOWER, *args], capture_output=True, text=True,
+                       env={**os.environ, "LC_ALL": "C", "LANG": "C"})
+    return p.returncode, p.stdout + p.stderr
+
+
+def speed_exact(text):
+    """kHz from cpupower's --no-rounding print_speed() (utils/helpers/misc.c)."""
+    m = re.fullmatch(r"(\d+)\.(\d{6}) GHz|(\d+)\.(\d{3}) MHz|(\d+) kHz", text.strip())
+    if not m:
+        return None
+    if m.group(1):
+        return int(m.group(1)) * 1000000 + int(m.group(2))
+    if m.group(3):
+        return int(m.group(3)) * 1000 + int(m.group(4))
+    return int(m.group(5))
+
+
+def speed_rounded(khz):
+    """cpupower's print_speed() without --no-rounding, as the seed shows it
+    ("4.68 GHz", "400 MHz")."""
+    if khz > 1000000:
+        if khz % 10000 >= 5000:
+            khz += 10000
+        return f"{khz // 1000000}.{khz % 1000000 // 10000:02d} GHz"
+    if khz > 100000:
+        if khz % 1000 >= 500:
+            khz += 1000
+        return f"{khz // 1000} MHz"
+    if khz > 1000:
+        if khz % 100 >= 50:
+            khz += 100
+        return f"{khz // 1000}.{khz % 1000 // 100} MHz"
+    return ""
+
+
+def field(out, pattern):
+    m = re.search(pattern, out, re.M)
+    return m.groups() if m else None
+
+
+def test_cpupower(plat, exp, c, cpu):
+    """cpupower frequency-info / frequency-set on one CPU: what it reports
+    against cppc.conf, what it sets in the platform's registers."""
+    if not os.access(CPUPOWER, os.X_OK):
+        tap(False, f"cpupower: {CPUPOWER} (Debian's linux-cpupower) is installed")
+        return
+    cp = ("-c", str(cpu))
+    wr(policy(cpu, "scaling_governor"), "performance")
+    plat.wait_desired(cpu, exp.highest_perf)
+    rc, out = cpupower(*cp, "frequency-info", "-n")
+    diag(out)
+    name = f"cpupower_frequency_info: cpu{cpu}"
+    check(f"{name}: exit status", rc, 0)
+    check(f"{name}: driver: amd-pstate", field(out, r"^\s*driver: (\S+)$"), ("amd-pstate",))
+    lim = field(out, r"hardware limits: (.+) - (.+)$")
+    check(f"{name}: hardware limits = cpuinfo_min_freq (_CPC lowest frequency) - "
+          "amd_pstate_max_freq", lim and tuple(map(speed_exact, lim)),
+          (exp.min_freq, exp.max_freq))
+    govs = field(out, r"available cpufreq governors: (.+)$")
+    check(f"{name}: available governors = scaling_available_governors",
+          govs and govs[0].split(), rd(policy(cpu, "scaling_available_governors")).split())
+    pol = field(out, r"frequency should be within (.+) and (.+)\.$")
+    gov = field(out, r'The governor "(\S+)" may decide')
+    check(f"{name}: current policy = [cpuinfo_min_freq, amd_pstate_max_freq], performance",
+          (pol and tuple(map(speed_exact, pol)), gov),
+          ((exp.min_freq, exp.max_freq), ("performance",)))
+    cur = field(out, r"current CPU frequency: (.+) \(asserted by call to kernel\)$")
+    check(f"{name}: current CPU frequency (kernel) = scaling_cur_freq = amd_pstate_max_freq "
+          "under performance", cur and speed_exact(cur[0]), exp.max_freq)
+    tap("current CPU frequency: Unable to call hardware" in out,
+        f"{name}: no hardware frequency (6.1's amd-pstate has no ->get: no cpuinfo_cur_freq)")
+    check(f"{name}: boost Supported: yes, Active: yes (highest {exp.highest_perf} > nominal "
+          f"{c['NOMINAL_PERF']})",
+          (field(out, r"Supported: (\w+)$"), field(out, r"Active: (\w+)$")), (("yes",), ("yes",)))
+    rows = (("Highest Performance", "Maximum Frequency", exp.highest_perf, exp.max_freq),
+            ("Nominal Performance", "Nominal Frequency", c["NOMINAL_PERF"], exp.nominal_freq),
+            ("Lowest Non-linear Performance", "Lowest Non-linear Frequency",
+             c["LOWEST_NONLINEAR_PERF"], exp.lowest_nonlinear_freq),
+            ("Lowest Performance", "Lowest Frequency", c["LOWEST_PERF"], exp.min_freq))
+    for perf, freq, want_perf, want_freq in rows:
+        got = field(out, rf"AMD PSTATE {perf}: (\d+)\. {freq}: (.+)\.$")
+        check(f"{name}: AMD PSTATE {perf} {want_perf}, {freq} {want_freq} kHz",
+              got and (int(got[0]), speed_exact(got[1])), (want_perf, want_freq))
+    # The default (rounded) output, as seed 009 shows it.
+    rc, out = cpupower(*cp, "frequency-info")
+    want = [f"AMD PSTATE {perf}: {p}. {freq}: {speed_rounded(f)}." for perf, freq, p, f in rows]
+    got = [ln.strip() for ln in out.splitlines() if "AMD PSTATE" in ln]
+    check(f"{name}: the seed's AMD PSTATE block, rounded as cpupower prints it", got, want)
+
+    # frequency-set: each setting must reach the platform's DESIRED register.
+    name = f"cpupower_frequency_set: cpu{cpu}"
+
+    def fset(*args):
+        rc, out = cpupower(*cp, "frequency-set", *args)
+        if rc:
+            diag(out)
+        return rc
+    rc = fset("-g", "powersave")
+    want = exp.perf_for(exp.min_freq)
+    check(f"{name}: -g powersave -> scaling_governor powersave, DESIRED {want}",
+          (rc, rd(policy(cpu, "scaling_governor")), plat.wait_desired(cpu, want)),
+          (0, "powersave", want))
+    rc = fset("-d", str(exp.lowest_nonlinear_freq))
+    want = exp.perf_for(exp.lowest_nonlinear_freq)
+    check(f"{name}: -d {exp.lowest_nonlinear_freq} (powersave) -> scaling_min_freq, DESIRED {want}",
+          (rc, int(rd(policy(cpu, "scaling_min_freq"))), plat.wait_desired(cpu, want)),
+          (0, exp.lowest_nonlinear_freq, want))
+    rc = fset("-d", str(exp.min_freq))
+    want = exp.perf_for(exp.min_freq)
+    check(f"{name}: -d {exp.min_freq} -> scaling_min_freq back, DESIRED {want}",
+          (rc, int(rd(policy(cpu, "scaling_min_freq"))), plat.wait_desired(cpu, want)),
+          (0, exp.min_freq, want))
+    rc = fset("-g", "performance")
+    check(f"{name}: -g performance -> DESIRED {exp.highest_perf}",
+          (rc, rd(policy(cpu, "scaling_governor")), plat.wait_desired(cpu, exp.highest_perf)),
+          (0, "performance", exp.highest_perf))
+    rc = fset("-u", str(exp.nominal_freq))
+    want = exp.perf_for(exp.nominal_freq)
+    check(f"{name}: -u {exp.nominal_freq} (performance) -> scaling_max_freq, DESIRED {want}",
+          (rc, int(rd(policy(cpu, "scaling_max_freq"))), plat.wait_desired(cpu, want)),
+          (0, exp.nominal_freq, want))
+    rc = fset("-u", str(exp.max_freq))
+    check(f"{name}: -u {exp.max_freq} -> scaling_max_freq back, DESIRED {exp.highest_perf}",
+          (rc, int(rd(policy(cpu, "scaling_max_freq"))), plat.wait_desired(cpu, exp.highest_perf)),
+          (0, exp.max_freq, exp.highest_perf))
+    f = exp.speeds[0]
+    rc = fset("-f", str(f))
+    want = exp.perf_for(f)
+    check(f"{name}: -f {f} -> governor userspace, scaling_setspeed {f}, DESIRED {want}",
+          (rc, rd(policy(cpu, "scaling_governor")), rd(policy(cpu, "scaling_setspeed")),
+           plat.wait_desired(cpu, want)), (0, "userspace", str(f), want))
+    rc, out = cpupower(*cp, "frequency-info", "-f")
+    check(f"cpupower_frequency_info: cpu{cpu}: -f -> {f} kHz, = scaling_cur_freq",
+          (field(out, r"current CPU frequency: (\d+) \(asserted by call to kernel\)"),
+           int(rd(policy(cpu, "scaling_cur_freq")))), ((str(f),), f))
+    rc = fset("-g", "performance")
+    plat.wait_desired(cpu, exp.highest_perf)
+
+    # boost: amd-pstate's set_boost through cpufreq/boost; cpupower 6.1 reads it
+    # (amd_pstate_boost_init(): active = cpuinfo_max_freq == amd_pstate_max_freq).
+    boost = f"{CPU_SYS}/cpufreq/boost"
+    name = f"cpupower_boost: cpu{cpu}"
+    wr(boost, 0)
+    plat.wait_desired(cpu, exp.perf_for(exp.nominal_freq))
+    rc, out = cpupower(*cp, "frequency-info", "-b")
+    check(f"{name}: cpufreq/boost 0 -> -b says Supported: yes, Active: no",
+          (field(out, r"Supported: (\w+)$"), field(out, r"Active: (\w+)$")), (("yes",), ("no",)))
+    rc, out = cpupower(*cp, "frequency-info", "-l")
+    check(f"{name}: boost off -> -l hardware limits {exp.min_freq} {exp.nominal_freq} "
+          "(nominal frequency), DESIRED nominal",
+          (field(out, r"^(\d+) (\d+)$"), plat.cpu(cpu)["desired"]),
+          ((str(exp.min_freq), str(exp.nominal_freq)), exp.perf_for(exp.nominal_freq)))
+    wr(boost, 1)
+    plat.wait_desired(cpu, exp.highest_perf)
+    rc, out = cpupower(*cp, "frequency-info", "-b")
+    check(f"{name}: cpufreq/boost 1 -> Active: yes",
+          field(out, r"Active: (\w+)$"), ("yes",))
+    # 6.1's cpupower cannot switch boost (cpupower-set.c knows only
+    # --perf-bias): the sysfs file is the only way.
+    rc, out = cpupower(*cp, "set", "--turbo-boost", "0")
+    check(f"{name}: 6.1's cpupower has no boost switch (set --turbo-boost refused, boost "
+          "still 1)", (rc != 0, rd(boost)), (True, "1"))
+
+
 def main():
     try:
         plat = Platform()
@@ -247,6 +492,21 @@ def main():
         print("Bail out! amd-pstate is not the cpufreq driver: nothing else can be tested",
               flush=True)
         return 1
+    # 6.1 never writes the MIN and MAX request registers (drivers/acpi/
+    # cppc_acpi.c cppc_set_perf(): "Skip writing MIN/MAX until Linux knows
+    # how to come up with useful values"). The simulator starts them at the
+    # _CPC lowest and highest; MAX still holding the _CPC highest, not the
+    # driver's max_perf, shows nothing wrote it during boot. Then sentinels
+    # the simulator clamps to the same range go in; the end of this test
+    # checks that they survived everything the driver did in between.
+    minmax_boot = [(plat.reg32(cpu, "REG_MIN"), plat.reg32(cpu, "REG_MAX")) for cpu in cpus]
+    check(f"min_max_never_written: after boot MIN/MAX still hold the simulator's start values "
+          f"(_CPC lowest {c['LOWEST_PERF']}, _CPC highest {c['HIGHEST_PERF']}; the driver's "
+          f"max_perf would be {exp.highest_perf})", minmax_boot,
+          [(c["LOWEST_PERF"], c["HIGHEST_PERF"])] * len(cpus))
+    for cpu in cpus:
+        plat.write_reg32(cpu, "REG_MIN", MIN_SENTINEL)
+        plat.write_reg32(cpu, "REG_MAX", MAX_SENTINEL)
     for cpu in cpus:
         st = plat.cpu(cpu)
         tap(st["enable"] == 1 and st["enabled_count"] >= 1,
@@ -296,10 +556,14 @@ def main():
     time.sleep(0.5)
     r1, d1 = ctrs()
     moving = r1 > r0 and d1 > d0
-    tap(moving, f"acpi_cppc/feedback_ctrs move (ref +{r1 - r0}, del +{d1 - d0} in 0.5 s)")
+    # The counters are the simulator's: 6.1's amd-pstate never reads them
+    # (only acpi_cppc/feedback_ctrs does, cppc_acpi.c show_feedback_ctrs()),
+    # so these two test the simulator, not the driver.
+    tap(moving, f"simulator_feedback_ctrs: acpi_cppc/feedback_ctrs move (ref +{r1 - r0}, "
+        f"del +{d1 - d0} in 0.5 s)")
     delivered = exp.ratio_perf * (d1 - d0) / (r1 - r0) if moving else 0
     tap(abs(delivered - exp.highest_perf) <= 0.02 * exp.highest_perf,
-        f"feedback counters: delivered performance = reference_perf {exp.ratio_perf} x "
+        f"simulator_feedback_ctrs: delivered performance = reference_perf {exp.ratio_perf} x "
         f"delivered/reference = {delivered:.1f}, the requested {exp.highest_perf} (within 2%)")
 
     wr(policy(cpu, "scaling_governor"), "userspace")
@@ -377,6 +641,28 @@ def main():
     check("boost on again: DESIRED = highest_perf",
           plat.wait_desired(cpu, exp.highest_perf), exp.highest_perf)
 
+    # --- the cpu_frequency trace event, scaling_cur_freq --------------------
+    test_trace(plat, exp, cpus)
+
+    # --- Debian's cpupower against the platform ---------------------------
+    test_cpupower(plat, exp, c, cpus[-1])
+
+    # --- seed 009's knobs 6.1 does not have / the fallback driver ---------
+    # amd_pstate.shared_mem=1 (seed 009) is no parameter of 6.1: amd-pstate.c
+    # has no module_param, only the early_param amd_pstate=passive|disable.
+    # Built-in parameters are in /sys/module/MOD/parameters (cpufreq.off is).
+    check("no_shared_mem_param: /sys/module/amd_pstate/parameters/shared_mem does not exist "
+          "(built-in parameters are listed: cpufreq/parameters/off does)",
+          (os.path.exists("/sys/module/amd_pstate/parameters/shared_mem"),
+           os.path.exists("/sys/module/cpufreq/parameters/off")), (False, True))
+    if not os.path.isdir("/sys/module/acpi_cpufreq"):
+        tap(True, "drivers_exclusive: acpi-cpufreq, registered after amd-pstate, is refused "
+            "(acpi_cpufreq_init(): cpufreq_get_current_driver() -> -EEXIST)", skip=WHY_NO_ACPI_CPUFREQ)
+    else:
+        drivers = {rd(policy(cpu, "scaling_driver")) for cpu in cpus}
+        check("drivers_exclusive: acpi-cpufreq is built in, amd-pstate (device_initcall) "
+              "registered first and drives every policy", drivers, {"amd-pstate"})
+
     # --- dynamic governors: load raises DESIRED, idle lowers it ----------
     # Load and idle alternate between the CPUs (the README's timeline plot).
     for gov, cycles in (("ondemand", 1), ("schedutil", 3)):
@@ -413,6 +699,12 @@ def main():
             f"cpu{cpu}: every DESIRED the platform saw was within [lowest {exp.lowest_perf}, "
             f"the driver's highest {exp.highest_perf}] (seen {st['desired_min']}.."
             f"{st['desired_max']}, {st['changes']} changes)")
+
+    # --- MIN/MAX: the sentinels written at the start are still there --------
+    check(f"min_max_never_written: MIN/MAX still hold the sentinels {MIN_SENTINEL}/"
+          f"{MAX_SENTINEL:#x} after every governor, limit, boost and cpupower change",
+          [(plat.reg32(cpu, "REG_MIN"), plat.reg32(cpu, "REG_MAX")) for cpu in cpus],
+          [(MIN_SENTINEL, MAX_SENTINEL)] * len(cpus))
 
     # --- what QEMU cannot emulate ----------------------------------------
     why_msr = ("TCG has no AMD CPPC MSRs (CPUID 8000_0008 EBX[27] 'cppc' is clear; "

@@ -1,0 +1,5 @@
+#!/bin/sh
+# tests/pstate-nocpc, part 2, in the guest booted with amd_pstate=disable
+# on the emulated CPPC platform (disable.conf; vm.conf's vm_pre boots it).
+. "$TOP/tests/lib/tap.sh"
+tap_run disable /usr/bin/python3 ./disable_test.py
