@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 # SPDX-License-Identifier: GPL-2.0
-"""tests/tc: the lifetime of netdevsim's offloaded actions and filters when
+"""tests/tc-lifetime: the lifetime of netdevsim's offloaded actions and filters when
 tc replaces actions, fills the table, shares blocks between ports and runs
 in several network namespaces (issue 13's five bugs). Prints TAP.
 
@@ -16,7 +16,8 @@ import sys
 import time
 import traceback
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+# The netdevsim helpers of tests/tc.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tc"))
 from tc_offload_test import (BUS, DBG, POLICE, POLICE_HW, Nsim, action,  # noqa: E402
                              expect, filters, run, tc)
 
@@ -39,11 +40,12 @@ def police(rate, index, *extra):
             "conform-exceed", "drop/pipe", "index", str(index), *extra]
 
 
-def flower(proto, index, *where):
-    """A skip_sw flower filter using police INDEX; where: dev X parent
+def flower(proto, index, *where, flags=("skip_sw",)):
+    """A flower filter using police INDEX (skip_sw unless flags say
+    otherwise: a filter's flags must be its actions'); where: dev X parent
     ffff: or block N."""
     tc("filter", "add", *where, "protocol", "ip", "flower",
-       "skip_sw", "ip_proto", proto, "action", "police", "index", str(index))
+       *flags, "ip_proto", proto, "action", "police", "index", str(index))
 
 
 def leftovers():
@@ -69,6 +71,28 @@ def replacing_a_shared_meter_updates_it_in_place(d):
     expect(len(hw) == 1 and "users 0" in hw[0], f"users after the filters went: {hw}")
     tc("actions", "del", "action", "police", "index", "1")
     expect(not d.table(), f"table not empty after deleting the meter: {d.table()}")
+
+
+@test
+def refused_replace_then_accepted_one_updates_in_place(d):
+    # A replace the hardware refuses (200gbit is above its meters) leaves
+    # the meter to the filters that use it, counted in no hardware by
+    # tc; the next replace it accepts must bring that entry back in
+    # place, not put a second meter beside it.
+    tc("actions", "add", *police("100mbit", 4))
+    flower("tcp", 4, "dev", d.port, "parent", "ffff:", flags=())
+    expect(len(d.filters()) == 1 and "users 1" in d.actions()[0], f"{d.table()}")
+    tc("actions", "replace", *police("200gbit", 4))
+    a = action("police", 4)
+    hw = d.actions()
+    expect(not a["in_hw_count"] and len(hw) == 1 and " stale" in hw[0] and "users 1" in hw[0],
+           f"after the refused replace: in_hw_count {a['in_hw_count']}, hardware {hw}")
+    tc("actions", "replace", *police("50mbit", 4))
+    hw = d.actions()
+    expect(action("police", 4)["in_hw_count"] == 1 and len(hw) == 1
+           and "rate_bytes_ps 6250000 " in hw[0] and "users 1" in hw[0] and "stale" not in hw[0],
+           f"after the accepted replace, want one meter at 50mbit with its filter: {hw}")
+    expect("police:4:shared" in d.filters()[0], f"filter: {d.filters()}")
 
 
 @test
@@ -156,6 +180,49 @@ def namespaces_keep_their_own_meters(d):
                f"deleting the other namespace's meter: {d.table()}")
     finally:
         run("ip", "netns", "del", ns, ok=None)
+
+
+@test
+def redirect_to_a_removed_port_goes_with_it(d):
+    """A filter redirecting to another port of the device: when that port
+    is removed, tc's mirred loses its device and software drops; the
+    hardware entry must not keep forwarding there, nor to a new port that
+    reuses the index. A VF representor in switchdev mode is a port of the
+    device too."""
+    two = Nsim2(4)
+    dev = f"{BUS}/devices/netdevsim4"
+    try:
+        src, dst = two.ports
+        tc("qdisc", "add", "dev", src, "ingress")
+        tc("filter", "add", "dev", src, "ingress", "protocol", "ip", "flower", "skip_sw",
+           "ip_proto", "tcp", "action", "mirred", "egress", "redirect", "dev", dst)
+        fl = [l for l in two.table() if l.startswith("filter ")]
+        expect(len(fl) == 1 and " redirect:1 " in fl[0] + " ", f"redirect to port 1: {two.table()}")
+        with open(f"{dev}/del_port", "w") as f:
+            f.write("1")
+        fl = [l for l in two.table() if l.startswith("filter ")]
+        expect(len(fl) == 1 and " redirect:gone" in fl[0], f"after removing port 1: {two.table()}")
+        with open(f"{dev}/new_port", "w") as f:
+            f.write("1")
+        fl = [l for l in two.table() if l.startswith("filter ")]
+        expect(len(fl) == 1 and " redirect:gone" in fl[0],
+               f"a new port 1 must not receive the old filter's traffic: {two.table()}")
+        # switchdev: VF representors (port index 128 + vf) are ports too.
+        with open(f"{dev}/sriov_numvfs", "w") as f:
+            f.write("1")
+        run("devlink", "dev", "eswitch", "set", "netdevsim/netdevsim4", "mode", "switchdev")
+        netdir = f"{dev}/net"
+        rep = [p for p in os.listdir(netdir)
+               if open(f"{netdir}/{p}/phys_port_name").read().strip().startswith("pf0vf")]
+        expect(len(rep) == 1, f"one VF representor: {os.listdir(netdir)}")
+        run("ip", "link", "set", rep[0], "up")
+        tc("filter", "add", "dev", src, "ingress", "protocol", "ip", "flower", "skip_sw",
+           "ip_proto", "udp", "action", "mirred", "egress", "redirect", "dev", rep[0])
+        fl = [l for l in two.table() if l.startswith("filter ") and "ip_proto 17" in l]
+        expect(len(fl) == 1 and " redirect:128" in fl[0], f"redirect to the VF: {two.table()}")
+    finally:
+        tc("qdisc", "del", "dev", two.ports[0], "ingress", ok=None)
+        two.delete()
 
 
 class Nsim2(Nsim):

@@ -1,0 +1,9 @@
+#!/bin/sh
+# tests/tc-lifetime, in the guest: the lifetime of netdevsim's offloaded
+# action and filter entries under what tc users (Open vSwitch among them)
+# do: replace a shared meter, replace refused by the tc core, a full
+# table, a block shared by two ports, two network namespaces, device
+# removal. An area of its own, separate from tests/tc, so that make
+# mutants can check patches 0019-0021 in two minutes, not twenty.
+. "$TOP/tests/lib/tap.sh"
+tap_run nsim_lifetime_test /usr/bin/python3 ./nsim_lifetime_test.py
