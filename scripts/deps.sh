@@ -14,6 +14,13 @@ PKGS=(
 	acl attr libcap-dev libacl1-dev util-linux mount iproute2 ethtool e2fsprogs i2c-tools
 	# benchmark
 	bindfs fuse3 gnuplot-nox
+	# real clients, run in the guest from the host's root: Open vSwitch
+	# (tests/ovs), podman and crun with Debian's newuidmap/newgidmap and
+	# liburing (tests/runtimes)
+	openvswitch-switch
+	podman crun uidmap liburing-dev
+	# Debian's cpupower (tests/pstate)
+	linux-cpupower
 )
 
 missing=()
@@ -33,5 +40,16 @@ for p in "${missing[@]}"; do
 	apt-cache show "$p" >/dev/null 2>&1 ||
 		die "package '$p' is not available from the configured apt sources"
 done
-logged "$LOGS/apt-install.log" $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" ||
-	die "apt-get install failed for: ${missing[*]}"
+# Packaged daemons (openvswitch-switch) must not start on the host: their
+# init scripts load kernel modules (openvswitch.ko), and nothing may be
+# loaded into this machine's kernel. policy-rc.d exit 101 forbids every
+# service start during the install, as Debian's docker images do.
+policy=/usr/sbin/policy-rc.d own_policy=
+if [ ! -e "$policy" ]; then
+	printf '#!/bin/sh\n# scripts/deps.sh: no service starts during its apt-get install\nexit 101\n' |
+		$SUDO tee "$policy" >/dev/null && $SUDO chmod 755 "$policy" && own_policy=1
+fi
+rc=0
+logged "$LOGS/apt-install.log" $SUDO apt-get install -y -q --no-install-recommends "${missing[@]}" || rc=$?
+[ -n "$own_policy" ] && $SUDO rm -f "$policy"
+[ $rc -eq 0 ] || die "apt-get install failed for: ${missing[*]}"

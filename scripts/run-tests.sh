@@ -115,8 +115,8 @@ JOB
 }
 
 # Longest first: the last measured time of each area, else a guess.
-declare -A weight=([tc]=700 [idmap]=340 [i2c-abi]=150 [mctp]=90 [pstate]=70
-	[pstate-nocpc]=30 [kunit]=30 [harness]=10)
+declare -A weight=([tc]=800 [ovs]=900 [idmap]=450 [runtimes]=400 [tc-lifetime]=120 [i2c-abi]=150 [mctp]=130
+	[pstate]=80 [pstate-nocpc]=40 [kunit]=35 [outgoing]=30 [harness]=15)
 if [ -f "$LOGS/area-times.tsv" ]; then
 	while IFS=$'\t' read -r a s; do
 		[[ $s =~ ^[0-9]+ ]] && weight[$a]=${BASH_REMATCH[0]}
