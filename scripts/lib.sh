@@ -66,9 +66,10 @@ check_disk() {
 	fi
 }
 
-# variant_tree patched|baseline|series-NNNN: the source tree a kernel
-# variant builds from. The baseline is a git worktree of the unpatched tree,
-# series-NNNN one of the tree with the series applied up to patch NNNN;
+# variant_tree patched|baseline|series-NNNN|without-NNNN-MMMM: the source
+# tree a kernel variant builds from. The baseline is a git worktree of the
+# unpatched tree, series-NNNN one of the tree with the series applied up to
+# patch NNNN, without-NNNN-MMMM one with the whole series but NNNN..MMMM;
 # both are made on demand (the benchmark's unpatched kernel, the ABI
 # tests' kernel from before the SMBus 3.0 patches).
 variant_tree() {
@@ -82,6 +83,41 @@ variant_tree() {
 			rm -rf "$wt"
 			git -C "$TREE" worktree prune
 			git -C "$TREE" worktree add -q --detach "$wt" "$commit" >&2
+		fi
+		echo "$wt"
+		;;
+	without-[0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9])
+		# The whole series but patches NNNN..MMMM: the tree differs from
+		# the test kernel's only in what those patches touch, so with the
+		# same configuration ccache serves every other object. Remade
+		# (checkout + cherry-pick, keeping its object directory) when the
+		# series changes.
+		local spec=${1#without-} wt=$BUILD/linux-$1 head base c
+		local first=$((10#${spec%-*})) last=$((10#${spec#*-}))
+		local commits=()
+		head=$(git -C "$TREE" rev-parse HEAD)
+		if [ ! -f "$wt/Makefile" ] || [ "$(cat "$wt.head" 2>/dev/null)" != "$head" ]; then
+			mapfile -t commits < <(git -C "$TREE" rev-list --reverse baseline..HEAD)
+			[ "$first" -ge 1 ] && [ "$first" -le "$last" ] && [ "${#commits[@]}" -ge "$last" ] ||
+				die "tree '$1': the series has ${#commits[@]} patches"
+			base=$(git -C "$TREE" rev-parse baseline)
+			[ "$first" -gt 1 ] && base=${commits[first - 2]}
+			rm -f "$wt.head"
+			if [ -f "$wt/Makefile" ]; then
+				git -C "$wt" cherry-pick --abort >/dev/null 2>&1
+				git -C "$wt" checkout -q -f --detach "$base" >&2 &&
+					git -C "$wt" reset -q --hard "$base" ||
+					die "tree '$1': cannot reset $wt"
+			else
+				rm -rf "$wt"
+				git -C "$TREE" worktree prune
+				git -C "$TREE" worktree add -q --detach "$wt" "$base" >&2
+			fi
+			if [ "${#commits[@]}" -gt "$last" ]; then
+				git -C "$wt" cherry-pick -n "${commits[@]:last}" >&2 ||
+					die "tree '$1': the patches after $(printf %04d "$last") do not apply without $(printf %04d "$first")-$(printf %04d "$last")"
+			fi
+			echo "$head" >"$wt.head"
 		fi
 		echo "$wt"
 		;;

@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """tests/i2c-abi, part 1, on the kernel from before the SMBus 3.0 patches
-(variant abi-base: the series up to i2c-crosswire). Writes the ABI
+(variant abi-base: the whole series but the SMBus 3.0 and MCTP patches
+0013-0018, so with i2c-crosswire). Writes the ABI
 transcript to $T_OUT/transcript.txt for part 2 to compare, and checks that
 a new program - tools/smbus3's smbus3-block, built with the system's
 headers and with the series' headers - falls back to 32-byte blocks here.
