@@ -15,8 +15,8 @@ phase install "$S/deps.sh"
 "$S/tree.sh"
 
 kernel() {
-	phase config "$S/config.sh" "$1"
-	phase build "$S/build.sh" "$1"
+	phase "config:$1" "$S/config.sh" "$1"
+	phase "build:$1" "$S/build.sh" "$1"
 }
 
 case $goal in
