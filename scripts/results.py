@@ -371,7 +371,7 @@ def console_result(ctx, run, prefix=""):
     scan = subprocess.run([os.path.join(HERE, "scan-console.sh"), path],
                           capture_output=True, text=True)
     if scan.returncode:
-        return Result(False, name, diag=scan.stderr.strip().splitlines()[:10])
+        return Result(False, name, diag=scan.stderr.strip().splitlines()[:60])
     return Result(True, name)
 
 
@@ -688,7 +688,7 @@ def cmd_report(a):
 
     for line, diag in fails:
         print(f"   FAIL: {line}")
-        for x in diag[:6]:
+        for x in diag[:60]:
             print(f"         | {x}")
     width = max([len(d["area"]) for d in areas] + [8])
     for d, c in rows:
