@@ -13,8 +13,9 @@ deps:           ; @scripts/deps.sh
 tree:           ; @scripts/deps.sh && scripts/tree.sh
 checkpatch:     ; @scripts/checkpatch.sh
 mutants:        ; @scripts/mutants.sh
+bisect-check:   ; @scripts/bisect-check.sh
 export-patches: ; @scripts/export-patches.sh
 outgoing:       ; @scripts/outgoing.sh
 clean:          ; rm -rf build
 
-.PHONY: run check shell bench kernel deps tree checkpatch export-patches outgoing mutants clean
+.PHONY: run check shell bench kernel deps tree checkpatch export-patches outgoing mutants bisect-check clean
