@@ -66,10 +66,11 @@ check_disk() {
 	fi
 }
 
-# variant_tree patched|baseline|series-NNNN|without-NNNN-MMMM: the source
+# variant_tree patched|baseline|series-NNNN|without-SPEC: the source
 # tree a kernel variant builds from. The baseline is a git worktree of the
 # unpatched tree, series-NNNN one of the tree with the series applied up to
-# patch NNNN, without-NNNN-MMMM one with the whole series but NNNN..MMMM;
+# patch NNNN, without-SPEC one with the whole series but the patches SPEC
+# names (NNNN-MMMM ranges and NNNN numbers joined by "+");
 # both are made on demand (the benchmark's unpatched kernel, the ABI
 # tests' kernel from before the SMBus 3.0 patches).
 variant_tree() {
@@ -86,22 +87,36 @@ variant_tree() {
 		fi
 		echo "$wt"
 		;;
-	without-[0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9])
-		# The whole series but patches NNNN..MMMM: the tree differs from
-		# the test kernel's only in what those patches touch, so with the
-		# same configuration ccache serves every other object. Remade
+	without-[0-9]*)
+		# The whole series but the patches SPEC names (without-SPEC,
+		# SPEC: NNNN-MMMM ranges and NNNN numbers joined by "+", e.g.
+		# without-0013-0018+0024): the tree differs from the test
+		# kernel's only in what those patches touch, so with the same
+		# configuration ccache serves every other object. Remade
 		# (checkout + cherry-pick, keeping its object directory) when the
 		# series changes.
-		local spec=${1#without-} wt=$BUILD/linux-$1 head base c
-		local first=$((10#${spec%-*})) last=$((10#${spec#*-}))
-		local commits=()
+		local spec=${1#without-} wt=$BUILD/linux-$1 head base part lo hi i
+		local commits=() skip=() keep=() first=0
 		head=$(git -C "$TREE" rev-parse HEAD)
 		if [ ! -f "$wt/Makefile" ] || [ "$(cat "$wt.head" 2>/dev/null)" != "$head" ]; then
 			mapfile -t commits < <(git -C "$TREE" rev-list --reverse baseline..HEAD)
-			[ "$first" -ge 1 ] && [ "$first" -le "$last" ] && [ "${#commits[@]}" -ge "$last" ] ||
-				die "tree '$1': the series has ${#commits[@]} patches"
+			for part in ${spec//+/ }; do
+				case $part in
+				[0-9][0-9][0-9][0-9]) lo=$((10#$part)) hi=$lo ;;
+				[0-9][0-9][0-9][0-9]-[0-9][0-9][0-9][0-9])
+					lo=$((10#${part%-*})) hi=$((10#${part#*-})) ;;
+				*) die "tree '$1': bad patch range '$part'" ;;
+				esac
+				[ "$lo" -ge 1 ] && [ "$lo" -le "$hi" ] && [ "${#commits[@]}" -ge "$hi" ] ||
+					die "tree '$1': the series has ${#commits[@]} patches"
+				for ((i = lo; i <= hi; i++)); do skip[i]=1; done
+				{ [ "$first" -eq 0 ] || [ "$lo" -lt "$first" ]; } && first=$lo
+			done
 			base=$(git -C "$TREE" rev-parse baseline)
 			[ "$first" -gt 1 ] && base=${commits[first - 2]}
+			for ((i = first; i <= ${#commits[@]}; i++)); do
+				[ -n "${skip[i]:-}" ] || keep+=("${commits[i - 1]}")
+			done
 			rm -f "$wt.head"
 			if [ -f "$wt/Makefile" ]; then
 				git -C "$wt" cherry-pick --abort >/dev/null 2>&1
@@ -113,9 +128,9 @@ variant_tree() {
 				git -C "$TREE" worktree prune
 				git -C "$TREE" worktree add -q --detach "$wt" "$base" >&2
 			fi
-			if [ "${#commits[@]}" -gt "$last" ]; then
-				git -C "$wt" cherry-pick -n "${commits[@]:last}" >&2 ||
-					die "tree '$1': the patches after $(printf %04d "$last") do not apply without $(printf %04d "$first")-$(printf %04d "$last")"
+			if [ "${#keep[@]}" -gt 0 ]; then
+				git -C "$wt" cherry-pick -n "${keep[@]}" >&2 ||
+					die "tree '$1': the other patches do not apply without $spec"
 			fi
 			echo "$head" >"$wt.head"
 		fi

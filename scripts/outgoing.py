@@ -407,6 +407,34 @@ def fill_cover(path, t, text):
         f.write(s)
 
 
+def stable_patch_ids(paths):
+    """git patch-id --stable of each patch file, in order."""
+    out = []
+    for path in paths:
+        with open(path) as f:
+            p = subprocess.run(["git", "patch-id", "--stable"], stdin=f,
+                               capture_output=True, text=True, check=True)
+        out.append(p.stdout.split()[0])
+    return out
+
+
+def set_prerequisites(cover, ids):
+    """Replace the cover letter's prerequisite-patch-id lines by IDS.
+    git 2.39's format-patch --base computes some of them differently from
+    `git patch-id --stable` on the same patch (seen with a patch that adds
+    a trace event class), so a receiver could not match them; the ids are
+    those of the needed topics' patch files as written."""
+    with open(cover) as f:
+        lines = f.read().split("\n")
+    at = [i for i, x in enumerate(lines) if x.startswith("prerequisite-patch-id: ")]
+    if len(at) != len(ids):
+        raise RuntimeError(f"{cover}: {len(at)} prerequisite-patch-id lines, {len(ids)} prerequisites")
+    for i, pid in zip(at, ids):
+        lines[i] = f"prerequisite-patch-id: {pid}"
+    with open(cover, "w") as f:
+        f.write("\n".join(lines))
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--tree", required=True)
@@ -499,6 +527,11 @@ def main():
             env = {"GIT_COMMITTER_NAME": first[0], "GIT_COMMITTER_EMAIL": first[1],
                    "GIT_COMMITTER_DATE": first[2].strip()}
             scratch.git(args + [f"{prereq}..{tip}"], env=env)
+            written = [os.path.join(a.out, n, f) for n in t.closure
+                       for f in sorted(os.listdir(os.path.join(a.out, n)))
+                       if f.endswith(".patch") and not f.startswith("0000-")]
+            set_prerequisites(os.path.join(outdir, "0000-cover-letter.patch"),
+                              stable_patch_ids(written))
             text = t.blurb + "\n\n" + testing_text(t, a.tests, series, by_name, version)
             fill_cover(os.path.join(outdir, "0000-cover-letter.patch"), t, text)
             print(f"   wrote {outdir}/: cover letter + {len(t.files)} patch(es); "

@@ -10,7 +10,10 @@ blocks.
   both where the core emulates SMBus over raw I2C and on an SMBus-only
   adapter's native smbus_xfer; adapters without I2C_FUNC_SMBUS3_BLOCK refuse
   the new types.
-- I2C_RDWR takes I2C_M_RECV_LEN_255 only with a buffer that can hold it.
+- I2C_RDWR takes I2C_M_RECV_LEN_255 only with a buffer that can hold it;
+  without I2C_M_RECV_LEN, or on an adapter without the bit, 0x0100 is
+  passed on as in 6.1.
+- The smbus3_write and smbus3_reply trace events carry 255-byte blocks.
 - The i2c-dev ioctls, fuzzed: no buffer overrun, no hang (and the harness
   fails the run on any kernel report: KASAN, lockdep, kmemleak).
 Output: TAP.
@@ -88,6 +91,19 @@ def rdwr_block(bus, addr, cmd, flags, buflen):
     os.close(fd)
     got = bytes(buf[1:1 + buf[0]]) if not err else b""
     return err, got, all(v == 0xa5 for v in buf[buflen:])
+
+
+def rdwr_read(bus, addr, cmd, flags, n):
+    """Write cmd, then read n bytes with I2C_M_RD and the given extra flags
+    (no I2C_M_RECV_LEN). Returns (errno, data)."""
+    fd = open_bus(bus, addr)
+    cmdbuf = (ctypes.c_uint8 * 1)(cmd)
+    buf = (ctypes.c_uint8 * n)()
+    msgs = (Msg * 2)(Msg(addr, 0, 1, ctypes.addressof(cmdbuf)),
+                     Msg(addr, I2C_M_RD | flags, n, ctypes.addressof(buf)))
+    err = ioctl_errno(fd, I2C_RDWR, RdwrData(ctypes.addressof(msgs), 2))
+    os.close(fd)
+    return err, bytes(buf) if not err else b""
 
 
 def smbus3_ioctl(bus, addr, rw, cmd, block):
@@ -255,6 +271,62 @@ def test_new_program(bus, peer, raw):
         f"{kind}: old binary: 255-byte answer to a classic block read is EPROTO, 32 works")
 
 
+TRACING = "/sys/kernel/tracing"
+
+
+def traced_blocks(text, event, bus):
+    """The blocks (count byte first) of EVENT's lines for adapter BUS in a
+    trace, with the l= each line reports."""
+    out = []
+    for m in re.finditer(rf"\b{event}: i2c-{bus} a=\S+ f=\S+ c=\S+ \S+ l=(\d+) \[([0-9a-f ]*)\]",
+                         text):
+        out.append((int(m.group(1)), bytes.fromhex(m.group(2))))
+    return out
+
+
+def test_smbus3_trace(bus, peer):
+    """smbus3_write and smbus3_reply (patch 0024) record a 255-byte block
+    whole, count byte first; smbus_write still records it with no data."""
+    events = ("smbus3_write", "smbus3_reply", "smbus_write")
+    if not all(os.path.isdir(f"{TRACING}/events/smbus/{e}") for e in events):
+        why = f"no {TRACING}/events/smbus/smbus3_write or smbus3_reply (tracefs, patch 0024)"
+        tap(False, f"tracing: a 255-byte SMBus 3.0 block read is in smbus3_reply ({why})")
+        tap(False, f"tracing: a 255-byte SMBus 3.0 block write is in smbus3_write ({why})")
+        return
+    image = eeprom_image()
+    write_eeprom(peer, image)
+    want = bytes([255]) + bytes(image[(0x41 + i) & 0xff] for i in range(255))
+    data = [(i * 7 + 3) & 0xff for i in range(255)]
+
+    def wr(path, value):
+        with open(f"{TRACING}/{path}", "w") as f:
+            f.write(f"{value}\n")
+    wr("tracing_on", 0)
+    wr("trace", "")
+    for e in events:
+        wr(f"events/smbus/{e}/enable", 1)
+    wr("tracing_on", 1)
+    pr = run(SMBUS3, bus, EEPROM, "read", 0x40)
+    pw = run(SMBUS3, bus, EEPROM, "write", 0x01, *data)
+    wr("tracing_on", 0)
+    for e in events:
+        wr(f"events/smbus/{e}/enable", 0)
+    text = open(f"{TRACING}/trace").read()
+    wr("trace", "")
+    write_eeprom(peer, eeprom_image())
+    replies = traced_blocks(text, "smbus3_reply", bus)
+    writes = traced_blocks(text, "smbus3_write", bus)
+    classic = re.findall(rf"\bsmbus_write: i2c-{bus} a=\S+ f=\S+ c=1 \S+ l=(\d+)", text)
+    if not (replies and writes):
+        diag(text[-3000:])
+    tap(pr.returncode == 0 and replies == [(256, want)],
+        "tracing: a 255-byte SMBus 3.0 block read is in smbus3_reply, count byte and 255 bytes "
+        f"({[n for n, _ in replies]} traced)")
+    tap(pw.returncode == 0 and writes == [(256, bytes([255] + data))] and classic == ["0"],
+        "tracing: a 255-byte SMBus 3.0 block write is in smbus3_write whole; smbus_write records "
+        f"it with l=0 as before ({[n for n, _ in writes]} traced, smbus_write l={classic})")
+
+
 def test_rdwr_rules(a, s):
     err, got, guard = rdwr_block(a, EEPROM, 0x40, I2C_M_RECV_LEN | I2C_M_RECV_LEN_255, 1 + 255)
     tap(err == 0 and len(got) == 255 and guard,
@@ -263,15 +335,22 @@ def test_rdwr_rules(a, s):
     err, _, guard = rdwr_block(a, EEPROM, 0x40, I2C_M_RECV_LEN | I2C_M_RECV_LEN_255, 1 + 254)
     tap(err == errno.EINVAL and guard, "I2C_RDWR: I2C_M_RECV_LEN_255 with a buffer one byte "
         f"short is EINVAL ({errno.errorcode.get(err, err)})")
-    err, _, guard = rdwr_block(a, EEPROM, 0x40, I2C_M_RECV_LEN_255, 1 + 255)
-    tap(err == errno.EINVAL, "I2C_RDWR: I2C_M_RECV_LEN_255 without I2C_M_RECV_LEN is EINVAL "
-        f"({errno.errorcode.get(err, err)})")
+    err0, plain = rdwr_read(a, EEPROM, 0x40, 0, 40)
+    err1, flagged = rdwr_read(a, EEPROM, 0x40, I2C_M_RECV_LEN_255, 40)
+    tap(err0 == 0 and err1 == 0 and len(plain) == 40 and flagged == plain,
+        "I2C_RDWR: 0x0100 (I2C_M_RECV_LEN_255) without I2C_M_RECV_LEN is passed on as in 6.1: "
+        f"a 40-byte read returns what it does without the bit "
+        f"({errno.errorcode.get(err1, err1)}, {len(flagged)} bytes)")
     err, _, guard = rdwr_block(a, EEPROM, 0x40, I2C_M_RECV_LEN, 1 + 255)
     tap(err == errno.EPROTO and guard, "I2C_RDWR: I2C_M_RECV_LEN alone keeps the 32-byte limit "
         f"({errno.errorcode.get(err, err)})")
-    err, _, _ = rdwr_block(s, STUB_ADDR, 0x10, I2C_M_RECV_LEN | I2C_M_RECV_LEN_255, 1 + 255)
-    tap(err == errno.EOPNOTSUPP, "I2C_RDWR: I2C_M_RECV_LEN_255 on an adapter without "
-        f"I2C_FUNC_SMBUS3_BLOCK is EOPNOTSUPP ({errno.errorcode.get(err, err)})")
+    # i2c-stub has no raw I2C at all, so both are EOPNOTSUPP; the
+    # transcript compares the same requests with the pre-series kernel.
+    err0, _, _ = rdwr_block(s, STUB_ADDR, 0x10, I2C_M_RECV_LEN, 1 + 32)
+    err1, _, _ = rdwr_block(s, STUB_ADDR, 0x10, I2C_M_RECV_LEN | I2C_M_RECV_LEN_255, 1 + 32)
+    tap(err1 == err0 == errno.EOPNOTSUPP, "I2C_RDWR: I2C_M_RECV_LEN_255 on an adapter without "
+        "I2C_FUNC_SMBUS3_BLOCK is passed on: the answer is the one without the bit "
+        f"({errno.errorcode.get(err1, err1)}, without: {errno.errorcode.get(err0, err0)})")
     err, _ = smbus3_ioctl(s, STUB_ADDR, I2C_SMBUS_READ, 0x10, [0])
     tap(err == errno.EOPNOTSUPP, "I2C_SMBUS: I2C_SMBUS3_BLOCK_DATA on an adapter without "
         f"I2C_FUNC_SMBUS3_BLOCK is EOPNOTSUPP ({errno.errorcode.get(err, err)})")
@@ -323,6 +402,7 @@ def main():
     test_transcript(s, a, b)
     test_new_program(a, b, True)
     test_new_program(sa, sb, False)
+    test_smbus3_trace(sa, sb)
     test_rdwr_rules(a, s)
 
     # The fuzzer picks a new seed each run, or takes I2CDEV_FUZZ_SEED's.

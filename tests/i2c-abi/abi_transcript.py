@@ -71,7 +71,10 @@ def steps(s, a):
          "block-write:0x30:32", "block-write:0x30:33", "block-write:0x30:0",
          "block-read:0x30", "i2c-block-read:0x00:32", "i2c-block-read:0x00:33",
          "i2c-block-write:0x40:32", "i2c-block-write:0x40:33", "broken-i2c-block-read:0x40",
-         "block-proc:0x50:1:2:3", "rdwr-recv-len:0x10:33"),
+         "block-proc:0x50:1:2:3", "rdwr-recv-len:0x10:33",
+         # 0x0100 (I2C_M_RECV_LEN_255 since the series) set by an old
+         # program: passed on untouched, with and without I2C_M_RECV_LEN
+         "rdwr-flags:0x10:4:0x100", "rdwr-flags:0x10:33:0x500"),
         # raw I2C pair: the eeprom and the testunit answer on the other side
         ("i2cget", "-y", a, x(EEPROM), "0x42"),
         ("i2cset", "-y", a, x(EEPROM), "0x11", "0x77"),
@@ -94,7 +97,10 @@ def steps(s, a):
          "i2c-block-read:0x00:32", "i2c-block-read:0x00:33", "i2c-block-write:0xa0:32",
          "i2c-block-write:0xa0:33", "broken-i2c-block-read:0x00",
          "rdwr-recv-len:0x10:33", "rdwr-recv-len:0x40:33", "rdwr-recv-len:0x40:300",
-         "rdwr-recv-len:0x80:300", "rdwr-recv-len:0x10:20", "block-read:0x10"),
+         "rdwr-recv-len:0x80:300", "rdwr-recv-len:0x10:20", "block-read:0x10",
+         # a fixed-length read with 0x0100 and no I2C_M_RECV_LEN: the bit
+         # means nothing there, as in 6.1
+         "rdwr-flags:0x00:4:0x100", "rdwr-flags:0x40:40:0x100"),
         (old, a, x(TESTUNIT), "block-proc:0x03:0x10", "block-proc:0x03:0x20",
          "block-proc:0x03:0x21", "block-proc:0x03:0xff"),
     ]

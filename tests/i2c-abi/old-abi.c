@@ -12,7 +12,13 @@
  *            word-write:C:V | block-read:C | block-write:C:LEN |
  *            block-proc:C:B1[:B2...] | i2c-block-read:C:LEN |
  *            i2c-block-write:C:LEN | broken-i2c-block-read:C |
- *            rdwr-recv-len:C:BUFLEN
+ *            rdwr-recv-len:C:BUFLEN | rdwr-flags:C:LEN:FLAGS
+ *
+ * rdwr-flags writes C, then reads LEN bytes with I2C_M_RD and the extra
+ * message flags FLAGS, given as a number: bits that had no meaning in 6.1
+ * (0x0100) reach i2c-dev as they do from an old program that sets them.
+ * With I2C_M_RECV_LEN in FLAGS, buf[0] is 1 and the data is buf[0] plus
+ * the received length, as for rdwr-recv-len.
  *
  * The same transcript on two kernels must be the same text, with one
  * exception that must be visible and explained: I2C_FUNCS is printed raw,
@@ -169,6 +175,20 @@ static void request(int fd, int addr, char *req)
 		struct i2c_rdwr_ioctl_data set = { .msgs = msgs, .nmsgs = 2 };
 
 		area.buf[0] = 1;	/* one byte (the count) before the data */
+		ret = ioctl(fd, I2C_RDWR, &set);
+		err = errno;
+		len = ret < 0 ? 0 : msgs[1].len;
+		report(req, ret, err, area.buf, len, A(1));
+	} else if (!strcmp(op, "rdwr-flags") && n == 3) {
+		unsigned char cmd = A(0);
+		struct i2c_msg msgs[2] = {
+			{ .addr = addr, .len = 1, .buf = &cmd },
+			{ .addr = addr, .flags = I2C_M_RD | A(2),
+			  .len = A(1), .buf = area.buf },
+		};
+		struct i2c_rdwr_ioctl_data set = { .msgs = msgs, .nmsgs = 2 };
+
+		area.buf[0] = 1;
 		ret = ioctl(fd, I2C_RDWR, &set);
 		err = errno;
 		len = ret < 0 ? 0 : msgs[1].len;
