@@ -286,12 +286,15 @@ def traced_blocks(text, event, bus):
 
 def test_smbus3_trace(bus, peer):
     """smbus3_write and smbus3_reply (patch 0024) record a 255-byte block
-    whole, count byte first; smbus_write still records it with no data."""
+    whole, count byte first; smbus_write still records it with no data.
+    A block process call's reply is traced although the call is issued as
+    a write (I2C_SMBUS_WRITE, as smbus3-block and i2c-tools do)."""
     events = ("smbus3_write", "smbus3_reply", "smbus_write")
     if not all(os.path.isdir(f"{TRACING}/events/smbus/{e}") for e in events):
         why = f"no {TRACING}/events/smbus/smbus3_write or smbus3_reply (tracefs, patch 0024)"
         tap(False, f"tracing: a 255-byte SMBus 3.0 block read is in smbus3_reply ({why})")
         tap(False, f"tracing: a 255-byte SMBus 3.0 block write is in smbus3_write ({why})")
+        tap(False, f"tracing: a block process call's 255-byte reply is in smbus3_reply ({why})")
         return
     image = eeprom_image()
     write_eeprom(peer, image)
@@ -308,6 +311,7 @@ def test_smbus3_trace(bus, peer):
     wr("tracing_on", 1)
     pr = run(SMBUS3, bus, EEPROM, "read", 0x40)
     pw = run(SMBUS3, bus, EEPROM, "write", 0x01, *data)
+    pp = run(SMBUS3, bus, TESTUNIT, "proc-call", 0x03, 0xff)
     wr("tracing_on", 0)
     for e in events:
         wr(f"events/smbus/{e}/enable", 0)
@@ -315,7 +319,11 @@ def test_smbus3_trace(bus, peer):
     wr("trace", "")
     write_eeprom(peer, eeprom_image())
     replies = traced_blocks(text, "smbus3_reply", bus)
-    writes = traced_blocks(text, "smbus3_write", bus)
+    answer = (256, bytes([255]) + bytes(range(0xfe, -1, -1)))
+    call_replies = [r for r in replies if r == answer]
+    replies = [r for r in replies if r != answer]
+    # the process call's written part, [1, 0xff], is traced too
+    writes = [w for w in traced_blocks(text, "smbus3_write", bus) if w != (2, bytes([1, 0xff]))]
     classic = re.findall(rf"\bsmbus_write: i2c-{bus} a=\S+ f=\S+ c=1 \S+ l=(\d+)", text)
     if not (replies and writes):
         diag(text[-3000:])
@@ -325,6 +333,9 @@ def test_smbus3_trace(bus, peer):
     tap(pw.returncode == 0 and writes == [(256, bytes([255] + data))] and classic == ["0"],
         "tracing: a 255-byte SMBus 3.0 block write is in smbus3_write whole; smbus_write records "
         f"it with l=0 as before ({[n for n, _ in writes]} traced, smbus_write l={classic})")
+    tap(pp.returncode == 0 and call_replies == [answer],
+        "tracing: a block process call's 255-byte reply is in smbus3_reply (issued as a write, "
+        f"as smbus3-block and i2c-tools do; {len(call_replies)} traced)")
 
 
 def test_rdwr_rules(a, s):
