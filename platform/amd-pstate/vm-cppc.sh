@@ -1,7 +1,10 @@
 # vm-cppc.sh: sourced by a suite's vm.conf (scripts/vm.sh) to boot the
 # guest on the emulated CPPC platform:
 #
-#   CPPC_SSDT=1|0   give the CPUs a _CPC (the SSDT built from cppc.conf)
+#   CPPC_SSDT=1|pss|0   the SSDT built from cppc.conf: 1 gives the CPUs a
+#                   _CPC and P-states (_PCT, _PSS), pss the P-states only,
+#                   0 none; with P-states, QEMU's pc-testdev decodes their
+#                   register (cppc.conf PSS_PORT)
 #   CPPC_SIM=1|0    run the host-side simulator (tools/cppc-sim) next to QEMU
 #   CPPC_MODE=passive|disable   amd_pstate= on the command line (default
 #                   passive, the only value that loads 6.1's driver; with
@@ -27,15 +30,25 @@ CPPC_MODE=${CPPC_MODE:-passive}
 VM_CPU=${CPPC_CPU:-EPYC-Rome}
 # shellcheck disable=SC1090
 . "$CPPC_CONF"
+# The boot's initcall_finish events stay in the trace buffer: the tests
+# read which cpufreq driver's initcall returned what (amd-pstate's
+# device_initcall, then acpi-cpufreq's late_initcall). trace_clock=global:
+# under TCG sched_clock is unstable, and late_trace_init() would switch to
+# the global clock itself, which empties the buffer.
 VM_APPEND="$VM_APPEND amd_pstate=$CPPC_MODE memmap=$((CPPC_SIZE))\$$CPPC_BASE"
+VM_APPEND="$VM_APPEND trace_event=initcall:initcall_finish trace_clock=global"
 cppc_ram=/dev/shm/pl-cppc-$$.ram
 VM_QEMU_ARGS+=(-object "memory-backend-file,id=ram,share=on,mem-path=$cppc_ram,size=$VM_MEM"
 	-machine memory-backend=ram)
-if [ "$CPPC_SSDT" = 1 ]; then
-	cppc_aml=$BUILD/platform/amd-pstate/ssdt-cppc-$VM_SMP.aml
+case $CPPC_SSDT in
+1 | pss)
+	cppc_aml=$BUILD/platform/amd-pstate/ssdt-$([ "$CPPC_SSDT" = 1 ] && echo cppc || echo pss)-$VM_SMP.aml
 	[ -f "$cppc_aml" ] || die "no SSDT for $VM_SMP CPUs at $cppc_aml (platform/amd-pstate/Makefile CPUS)"
-	VM_QEMU_ARGS+=(-acpitable "file=$cppc_aml")
-fi
+	VM_QEMU_ARGS+=(-acpitable "file=$cppc_aml" -device pc-testdev)
+	;;
+0) ;;
+*) die "CPPC_SSDT=$CPPC_SSDT: 1, pss or 0" ;;
+esac
 
 vm_pre() {
 	local run=$1

@@ -8,6 +8,7 @@ following the document's definitions; what the platform received is read
 from the simulator's status page, i.e. as the firmware side saw it.
 Output: TAP.
 """
+import errno
 import os
 import re
 import subprocess
@@ -16,6 +17,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from cppc_platform import NoSimulator, Platform  # noqa: E402
+from initcalls import describe, initcall_returns  # noqa: E402
 
 CPU_SYS = "/sys/devices/system/cpu"
 results = []
@@ -24,8 +26,6 @@ results = []
 # as before, and neither is a value the driver would write.
 MIN_SENTINEL = 1
 MAX_SENTINEL = 0xffff
-WHY_NO_ACPI_CPUFREQ = ("acpi-cpufreq is not built in: CONFIG_X86_ACPI_CPUFREQ is not set in "
-                       "kconfig/pstate.config (no /sys/module/acpi_cpufreq)")
 
 
 def tap(ok, name, skip=None):
@@ -455,6 +455,7 @@ def test_cpupower(plat, exp, c, cpu):
 
 
 def main():
+    boot_calls = initcall_returns()  # before test_trace() clears the buffer
     try:
         plat = Platform()
         plat.check()
@@ -655,13 +656,20 @@ def main():
           "(built-in parameters are listed: cpufreq/parameters/off does)",
           (os.path.exists("/sys/module/amd_pstate/parameters/shared_mem"),
            os.path.exists("/sys/module/cpufreq/parameters/off")), (False, True))
-    if not os.path.isdir("/sys/module/acpi_cpufreq"):
-        tap(True, "drivers_exclusive: acpi-cpufreq, registered after amd-pstate, is refused "
-            "(acpi_cpufreq_init(): cpufreq_get_current_driver() -> -EEXIST)", skip=WHY_NO_ACPI_CPUFREQ)
-    else:
-        drivers = {rd(policy(cpu, "scaling_driver")) for cpu in cpus}
-        check("drivers_exclusive: acpi-cpufreq is built in, amd-pstate (device_initcall) "
-              "registered first and drives every policy", drivers, {"amd-pstate"})
+    # acpi-cpufreq is built in and the platform has _PSS and _PCT too, as
+    # a real part's firmware: only the order of the initcalls and
+    # acpi_cpufreq_init()'s "if (cpufreq_get_current_driver()) return
+    # -EEXIST" keep it out (boot_calls: read at the start, before any
+    # test cleared the trace buffer).
+    names = ("amd_pstate_init", "acpi_cpufreq_init")
+    check("drivers_exclusive: amd_pstate_init (device_initcall) registers amd-pstate (0), "
+          "then acpi_cpufreq_init (late_initcall) is refused with -EEXIST although the "
+          f"platform has _PSS ({describe(boot_calls, names)})",
+          [(f, r) for f, r in boot_calls if f in names],
+          [("amd_pstate_init", 0), ("acpi_cpufreq_init", -errno.EEXIST)])
+    drivers = {rd(policy(cpu, "scaling_driver")) for cpu in cpus}
+    check("drivers_exclusive: amd-pstate drives every policy (scaling_driver)",
+          drivers, {"amd-pstate"})
 
     # --- dynamic governors: load raises DESIRED, idle lowers it ----------
     # Load and idle alternate between the CPUs (the README's timeline plot).
