@@ -11,9 +11,15 @@
  * request that takes over 10 s counts as a hang), it checks what the ABI
  * promises about buffers: nothing is written past the size the ABI gives
  * a request (34 bytes for the classic SMBus sizes, 257 for the SMBus 3.0
- * ones, len for an I2C_RDWR message), and a classic SMBus request whose 34
- * bytes end at an unmapped page never fails with EFAULT (the kernel does
- * not read or write beyond them).
+ * ones, len for an I2C_RDWR message: a message's buffer is as long as its
+ * len, up to i2c-dev's 8192, with a guard after it), and a classic SMBus
+ * request whose 34 bytes end at an unmapped page never fails with EFAULT
+ * (the kernel does not read or write beyond them).
+ *
+ * Built as a 64-bit and as a 32-bit program (tests/i2c-abi/Makefile): the
+ * 32-bit one reaches i2c-dev through compat_i2cdev_ioctl(), which
+ * translates i2c_rdwr_ioctl_data, i2c_msg and i2c_smbus_ioctl_data from
+ * their 32-bit layouts. The same seed makes the same requests on both.
  *
  *   i2cdev-fuzz [-s SEED] [-n ITERATIONS] BUS...
  *
@@ -39,13 +45,15 @@
 #include "smbus3.h"
 
 #define GUARD 0xa5
-#define AREA 300
+#define AREA 300		/* an SMBus request's buffer; most messages' */
+#define MSG_MAX 8192		/* i2c-dev's limit of an I2C_RDWR message */
 #define GUARD_LEN 256
 #define MAX_MSGS 45
 
+/* size bytes of data (AREA or a message's len), then GUARD_LEN of guard */
 struct area {
-	unsigned char buf[AREA];
-	unsigned char guard[GUARD_LEN];
+	unsigned char buf[MSG_MAX + GUARD_LEN];
+	size_t size;
 };
 
 static uint64_t rng;
@@ -90,20 +98,21 @@ static void on_alarm(int sig)
 	_exit(1);
 }
 
-static unsigned char before[MAX_MSGS][AREA];
+static unsigned char before[MAX_MSGS][MSG_MAX];
 
-static void fill(int i)
+static void fill(int i, size_t size)
 {
 	size_t j;
 
-	for (j = 0; j < AREA; j++)
+	areas[i].size = size;
+	for (j = 0; j < size; j++)
 		areas[i].buf[j] = rnd();
-	memset(areas[i].guard, GUARD, sizeof(areas[i].guard));
+	memset(areas[i].buf + size, GUARD, GUARD_LEN);
 }
 
 static void snapshot(int i)
 {
-	memcpy(before[i], areas[i].buf, AREA);
+	memcpy(before[i], areas[i].buf, areas[i].size);
 }
 
 /* Bytes from @abi_size on must be as they were, guard included. */
@@ -111,11 +120,10 @@ static void check_area(int i, size_t abi_size, const char *what)
 {
 	size_t j;
 
-	for (j = abi_size; j < AREA + GUARD_LEN; j++) {
-		unsigned char was = j < AREA ? before[i][j] : GUARD;
-		unsigned char now = j < AREA ? areas[i].buf[j] : areas[i].guard[j - AREA];
+	for (j = abi_size; j < areas[i].size + GUARD_LEN; j++) {
+		unsigned char was = j < areas[i].size ? before[i][j] : GUARD;
 
-		if (now != was) {
+		if (areas[i].buf[j] != was) {
 			fprintf(stderr, "VIOLATION (seed %lu, iteration %lu): %s wrote byte %zu, past its %zu bytes\n",
 				seed, iteration, what, j, abi_size);
 			violations++;
@@ -137,8 +145,11 @@ static size_t smbus_abi_size(int size)
 static void *bogus_pointer(void)
 {
 	static void *const ptrs[] = {
-		(void *)1, (void *)4096, (void *)0xffffffff81000000UL,
-		(void *)0x00007ffffffff000UL, (void *)-1L,
+		/* on a 32-bit build: 0x81000000, 0xfffff000 (above a compat
+		 * task's TASK_SIZE) and 0xffffffff
+		 */
+		(void *)1, (void *)4096, (void *)(uintptr_t)0xffffffff81000000ULL,
+		(void *)(uintptr_t)0x00007ffffffff000ULL, (void *)(uintptr_t)-1,
 	};
 
 	return ptrs[below(sizeof(ptrs) / sizeof(ptrs[0]))];
@@ -173,7 +184,7 @@ static void fuzz_smbus(int fd)
 	args.read_write = below(8) ? below(2) : rnd();
 	args.command = rnd();
 	args.size = size;
-	fill(0);
+	fill(0, AREA);
 	if (below(3) == 0)
 		areas[0].buf[0] = below(40);	/* block lengths near the limits */
 	else if (below(2))
@@ -226,8 +237,9 @@ static void fuzz_rdwr(int fd)
 				msgs[i].flags |= flag_bits[b];
 		if (below(2))
 			msgs[i].flags |= I2C_M_RD;
-		msgs[i].len = below(10) ? below(AREA + 1) : (below(2) ? 8193 : rnd() & 0xffff);
-		fill(i);
+		msgs[i].len = below(10) ? below(AREA + 1) : (below(2) ? MSG_MAX + 1 : rnd() & 0xffff);
+		/* the buffer is the message's: any len i2c-dev takes, guarded */
+		fill(i, msgs[i].len > AREA && msgs[i].len <= MSG_MAX ? msgs[i].len : AREA);
 		if (msgs[i].flags & I2C_M_RECV_LEN)
 			areas[i].buf[0] = below(4);
 		snapshot(i);
@@ -244,7 +256,8 @@ static void fuzz_rdwr(int fd)
 		return;
 	for (i = 0; i < n; i++)
 		if (msgs[i].buf == areas[i].buf)
-			check_area(i, msgs[i].len < AREA ? msgs[i].len : AREA, "I2C_RDWR message");
+			check_area(i, msgs[i].len < areas[i].size ? msgs[i].len : areas[i].size,
+				   "I2C_RDWR message");
 }
 
 static void fuzz_other(int fd)
@@ -262,7 +275,7 @@ static void fuzz_other(int fd)
 	case 1:
 		/* stay on the bus's test addresses most of the time */
 		ret = ioctl(fd, below(2) ? I2C_SLAVE : I2C_SLAVE_FORCE,
-			    below(4) ? 0x30 + 0x20 * below(2) : (long)rnd() - (1 << 20));
+			    below(4) ? (long)(0x30 + 0x20 * below(2)) : (long)rnd() - (1 << 20));
 		break;
 	case 2:
 		ret = ioctl(fd, I2C_PEC, below(3));
@@ -277,12 +290,12 @@ static void fuzz_other(int fd)
 		ret = ioctl(fd, I2C_TIMEOUT, below(2) ? below(20) : rnd());
 		break;
 	case 6:
-		fill(0);
+		fill(0, AREA);
 		snapshot(0);
 		ret = read(fd, below(8) ? p : bogus_pointer(), below(10) ? below(AREA) : 8193);
 		break;
 	default:
-		fill(0);
+		fill(0, AREA);
 		ret = write(fd, below(8) ? p : bogus_pointer(), below(10) ? below(AREA) : 8193);
 		break;
 	}
