@@ -21,6 +21,8 @@ PKGS=(
 	podman crun uidmap liburing-dev
 	# Debian's cpupower (tests/pstate)
 	linux-cpupower
+	# 32-bit builds of the i2c-dev test programs (tests/i2c-abi, compat ioctl)
+	gcc-multilib
 )
 
 missing=()

@@ -7,10 +7,16 @@ SMBus 3.0 patches and on the test kernel: the two must be the same text.
 The eeprom holds SMBus block counts of 32 (at 0x10, the classic limit), 33
 (0x80) and 255 (0x40): classic block reads of the last two must fail with
 EPROTO on both kernels, leaving the caller's buffer alone.
+
+old-abi runs as a 64-bit program or, for the compat transcript, as its
+32-bit build (old-abi32), whose ioctls go through compat_i2cdev_ioctl();
+the transcript names it old-abi either way, so that the two transcripts
+of one kernel must be the same text.
 """
 import os
+import re
 
-from i2c_guest import TOP, buses, insmod, new_device, run
+from i2c_guest import TOP, buses, diag, insmod, new_device, rmmod, run, tap
 
 T_BIN = os.environ.get("T_BIN", os.path.join(TOP, "build/tests/i2c-abi"))
 STUB_ADDR = 0x08
@@ -32,6 +38,11 @@ def write_eeprom(bus, image):
         f.write(image)
 
 
+def old_abi(bits=""):
+    """The old binary: old-abi (native) or old-abi32 (compat ioctls)."""
+    return os.path.join(T_BIN, "old-abi" + bits)
+
+
 def setup(crosswire_params=("pairs=1",)):
     """i2c-stub, then i2c-crosswire; targets on side b. Returns (stub, a, b)
     or None. The same load order gives the same bus numbers on any kernel."""
@@ -49,9 +60,19 @@ def setup(crosswire_params=("pairs=1",)):
     return s, a, b
 
 
-def steps(s, a):
+def reload(crosswire_params=("pairs=1",)):
+    """Unload i2c-crosswire and i2c-stub, then setup() again: fresh
+    registers and eeprom for the next transcript, on the same bus numbers
+    (both adapters' numbers are free again, and the load order is the
+    same)."""
+    if not (rmmod("i2c-crosswire") and rmmod("i2c-stub")):
+        return None
+    return setup(crosswire_params)
+
+
+def steps(s, a, bits=""):
     """(command...) run in order; bus numbers and addresses as arguments."""
-    old = os.path.join(T_BIN, "old-abi")
+    old = old_abi(bits)
     x = lambda v: f"{v:#04x}"  # noqa: E731
     return [
         ("i2cdetect", "-F", s), ("i2cdetect", "-F", a),
@@ -106,15 +127,40 @@ def steps(s, a):
     ]
 
 
-def transcript(s, a, b):
-    """The text: each command, its output and exit status, then the eeprom."""
+def transcript(s, a, b, bits=""):
+    """The text: each command, its output and exit status, then the eeprom.
+    bits="32": old-abi's 32-bit build, named old-abi in the text."""
     out = []
-    for cmd in steps(s, a):
+    for cmd in steps(s, a, bits):
         p = run(*cmd, timeout=120)
         name = os.path.basename(str(cmd[0]))
+        if cmd[0] == old_abi(bits):
+            name = "old-abi"
         out.append(f"$ {name} {' '.join(map(str, cmd[1:]))}")
         out += p.stdout.splitlines() + [f"stderr: {line}" for line in p.stderr.splitlines()]
         out.append(f"exit {p.returncode}")
     image = open(eeprom_path(b), "rb").read()
     out.append("eeprom: " + image.hex())
     return "\n".join(out) + "\n"
+
+
+def fuzz(*buses, iterations=20000):
+    """i2cdev-fuzz on the buses, natively, then its 32-bit build (compat
+    ioctls) with the same seed: the same requests through both paths. The
+    seed is I2CDEV_FUZZ_SEED's (the host passes it to the guest) or a new
+    one per run; a failure prints how to repeat it. Two results."""
+    seed = os.environ.get("I2CDEV_FUZZ_SEED", "")
+    for bits, label in (("", "native ioctls"), ("32", "32-bit, compat ioctls")):
+        prog = os.path.join(T_BIN, "i2cdev-fuzz" + bits)
+        p = run(prog, "-n", iterations, *(["-s", seed] if seed else []), *buses, timeout=1200)
+        diag(p.stdout + p.stderr)
+        m = re.search(r"\bseed=(\d+)", p.stdout + p.stderr)
+        seed = m.group(1) if m else seed
+        ok = (p.returncode == 0 and f"iterations={iterations} " in p.stdout and
+              "violations=0" in p.stdout)
+        if not ok:
+            diag(f"to repeat this run: I2CDEV_FUZZ_SEED={seed or '?'} "
+                 f"(or i2cdev-fuzz{bits} -s {seed or '?'} -n {iterations} BUS...)")
+        tap(ok, f"i2cdev-fuzz{bits} ({label}, seed {seed or 'unknown'}): {iterations} random "
+            f"requests on buses {', '.join(map(str, buses))}: nothing written past the ABI's "
+            "sizes, no hang")

@@ -58,7 +58,8 @@ def delete_device(bus, addr):
 
 
 MODULES = {"i2c-crosswire": "drivers/i2c/busses/i2c-crosswire.ko",
-           "i2c-stub": "drivers/i2c/i2c-stub.ko"}
+           "i2c-stub": "drivers/i2c/i2c-stub.ko",
+           "i2c-mux-pca954x": "drivers/i2c/muxes/i2c-mux-pca954x.ko"}
 
 
 def insmod(name, *params):
