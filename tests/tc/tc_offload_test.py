@@ -761,12 +761,6 @@ class Churn:
         """Also of meters that filters use: the OVS case (a meter changed
         while flows use it)."""
         cand = [i for i in self.m.police if ("police", i) not in busy]
-        # Replacing a meter that offloaded filters use frees the entry
-        # they point to in patch 0011 (use after free, issue 13, not yet
-        # fixed): TC_CHURN_REPLACE_USED=1 includes that case.
-        if os.environ.get("TC_CHURN_REPLACE_USED") != "1":
-            cand = [i for i in cand
-                    if not any(f["police"] == i for f in self.m.filters.values())]
         if not cand:
             return None
         idx = self.rng.choice(cand)
