@@ -11,3 +11,11 @@ def load_conf(path):
             key, value = line.split("=", 1)
             conf[key.strip()] = int(value.strip(), 0)
     return conf
+
+
+def pstates(conf):
+    """The P-states' frequencies in MHz (PSS_Pn_FREQ), P0 first."""
+    out = []
+    while f"PSS_P{len(out)}_FREQ" in conf:
+        out.append(conf[f"PSS_P{len(out)}_FREQ"])
+    return out

@@ -15,7 +15,7 @@ are n (ACPI 6.4 8.4.5.1, 8.4.5.2), as firmware of a real part gives both.
 """
 import sys
 
-from cppc_conf import load_conf
+from cppc_conf import load_conf, pstates
 
 
 def reg(width, addr):
@@ -59,18 +59,9 @@ def cpc(c, cpu):
             f"        Name (_CPC, Package (23)\n        {{\n{body}\n        }})\n    }}\n")
 
 
-def pstates(c):
-    """[(MHz, n)] of cppc.conf's PSS_Pn_FREQ, P0 first."""
-    out, n = [], 0
-    while f"PSS_P{n}_FREQ" in c:
-        out.append((c[f"PSS_P{n}_FREQ"], n))
-        n += 1
-    return out
-
-
 def pss(c, cpu):
     port = f"ResourceTemplate () {{ Register (SystemIO, 8, 0, 0x{c['PSS_PORT'] + cpu:04X}, 1) }}"
-    states = pstates(c)
+    states = [(mhz, n) for n, mhz in enumerate(pstates(c))]
     # CoreFrequency (MHz), Power (mW), Latency and BusMasterLatency (us),
     # Control, Status
     body = "\n".join(f"            Package (6) {{ {mhz}, {mhz * 4}, 10, 10, {n}, {n} }}"

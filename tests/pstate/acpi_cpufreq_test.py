@@ -31,7 +31,7 @@ import sys
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path.insert(0, os.path.join(os.environ.get("TOP", "/"), "platform/amd-pstate"))
 sys.path.insert(0, HERE)
-from cppc_conf import load_conf  # noqa: E402
+from cppc_conf import load_conf, pstates as conf_pstates  # noqa: E402
 from initcalls import describe, initcall_returns  # noqa: E402
 from pstate_test import cpuinfo, family_cap  # noqa: E402
 
@@ -72,9 +72,7 @@ def port_byte(port):
 
 def main():
     c = load_conf(CONF)
-    pstates = []
-    while f"PSS_P{len(pstates)}_FREQ" in c:
-        pstates.append(c[f"PSS_P{len(pstates)}_FREQ"] * 1000)
+    pstates = [mhz * 1000 for mhz in conf_pstates(c)]
     cpus = sorted(int(d[3:]) for d in os.listdir(CPU_SYS)
                   if d.startswith("cpu") and d[3:].isdigit())
     pol = lambda cpu, attr: f"{CPU_SYS}/cpufreq/policy{cpu}/{attr}"  # noqa: E731
