@@ -21,7 +21,6 @@ import socket
 import subprocess
 import sys
 import time
-import traceback
 
 BUS = "/sys/bus/netdevsim"
 DBG = "/sys/kernel/debug/netdevsim"
@@ -218,9 +217,16 @@ class Ovs:
         ofctl("add-flow", "br0", "priority=0,actions=drop")
         d.loop()
 
+    def running(self):
+        return run("ovs-appctl", "-t", "ovs-vswitchd", "version", ok=False,
+                   timeout=60).returncode == 0
+
     def restore(self, d):
         """The bridge and its rules, whatever a failed test left."""
-        if not os.path.exists(f"{RUN}/ovs-vswitchd.pid"):
+        if not self.running():
+            run("ovs-appctl", "-t", "ovs-vswitchd", "exit", ok=False, timeout=60)
+            if os.path.exists(f"{RUN}/ovs-vswitchd.pid"):
+                os.unlink(f"{RUN}/ovs-vswitchd.pid")  # a daemon that died
             self.start()
         run("ovs-vsctl", "--may-exist", "add-br", "br0", "--", "--may-exist", "add-port",
             "br0", d.ports[0], "--", "--may-exist", "add-port", "br0", d.ports[1], timeout=300)
@@ -230,12 +236,18 @@ class Ovs:
         run("ovs-vsctl", "--if-exists", "del-br", "br0", timeout=300)
 
 
-def ovs_logged(text):
+def log_size():
+    """Where OVS's log ends now: ovs_logged() reads only what comes after."""
+    return os.path.getsize(f"{DB}/ovs-vswitchd.log")
+
+
+def ovs_logged(text, since=0):
     with open(f"{DB}/ovs-vswitchd.log") as f:
+        f.seek(since)
         return text in f.read()
 
 
-def police_left_in_step(o, d, idx, what):
+def police_left_in_step(d, idx, what, since):
     """After OVS deleted meter idx's flows, then its police action (del-br,
     exit --cleanup): tc lets go of a deleted filter's actions only after
     an RCU grace period (tcf_exts_destroy() from tcf_queue_work()), so the
@@ -243,13 +255,19 @@ def police_left_in_step(o, d, idx, what):
     bound), OVS logs "Failed to delete police action" and forgets it, and
     nothing of OVS's deletes it later (at start OVS cleans up its police
     range only once a port is offloaded). What tc keeps must be unbound
-    and exactly what hardware holds; a tc flush then empties both."""
+    and exactly what hardware holds; a tc flush then empties both. since:
+    OVS's log size before del-br/exit (an earlier test may have logged the
+    same index)."""
     wait(lambda: not d.table() or idx in tc_police(), lambda: f"after {what}: "
          f"hardware {d.table()}, tc {sorted(tc_police())}", timeout=10)
     tcv = tc_police()
     if idx in tcv:
-        wait(lambda: ovs_logged(f"Failed to delete police action (index: {idx})"),
+        wait(lambda: ovs_logged(f"Failed to delete police action (index: {idx})", since),
              f"after {what}: police {idx} left without OVS saying why", timeout=10)
+        # The deleted filters' release (RCU work) may still be on its way.
+        wait(lambda: idx not in tc_police() or field(tc_police()[idx], "bind") == 0,
+             lambda: f"after {what}: tc to unbind police {idx}: {tc_police()}", timeout=10)
+        tcv = tc_police()
         print(f"# after {what}: OVS's delete of police action {idx:#x} raced with tc's "
               "release: tc and hardware keep it until a tc flush", flush=True)
         expect(sorted(tcv) == [idx] and field(tcv[idx], "in_hw_count") == 1
@@ -426,12 +444,12 @@ def del_meter_in_use_leaves_tc_and_hardware_in_step(o, d):
 @test
 def restart_with_cleanup_empties_hardware(o, d):
     idx = setup_two_flows(d)
-    o.stop(cleanup=True)
+    since = log_size()
     try:
-        police_left_in_step(o, d, idx, "exit --cleanup")
+        o.stop(cleanup=True)
+        police_left_in_step(d, idx, "exit --cleanup", since)
     finally:
-        o.start()
-        o.rules(d)
+        o.restore(d)
     setup_two_flows(d)
 
 
@@ -457,10 +475,11 @@ def plain_restart_keeps_tc_and_hardware_in_step(o, d):
 @test
 def del_br_empties_hardware(o, d):
     idx = setup_two_flows(d)
+    since = log_size()
     try:
         o.del_br()
         wait(lambda: not d.filters(), lambda: f"flows to leave hardware: {d.table()}")
-        police_left_in_step(o, d, idx, "del-br")
+        police_left_in_step(d, idx, "del-br", since)
         # Nothing comes back: a restart with no bridge has no port to
         # offload to, and nothing left to clean up.
         o.stop(cleanup=True)
@@ -631,8 +650,11 @@ def main():
             print(f"ok {n} {name}")
         except Exception as e:  # noqa: BLE001 - any failure fails the test
             print(f"not ok {n} {name}")
-            for line in (str(e) or traceback.format_exc()).splitlines():
-                print(f"# {line}")
+            # An error in a test's cleanup (finally) carries the test's own.
+            ctx = None if e.__suppress_context__ else e.__context__
+            for err in (e, ctx) if ctx else (e,):
+                for line in (str(err) or repr(err)).splitlines():
+                    print(f"# {line}")
         sys.stdout.flush()
     o.del_br()
     o.stop(cleanup=True)
