@@ -6,7 +6,8 @@
 . "$(dirname "$0")/lib.sh"
 
 variant=${1:?usage: build.sh VARIANT}
-read -r _ which _ < <(awk -v v="$variant" '$1 == v' "$TOP/kconfig/variants")
+line=$(variant_line "$variant")
+read -r _ which _ <<<"$line"
 src=$(variant_tree "$which")
 obj=$(variant_obj "$variant")
 export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}

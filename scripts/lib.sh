@@ -155,6 +155,21 @@ variant_tree() {
 	esac
 }
 
+# variant_line VARIANT: the variant's line of kconfig/variants (name, tree,
+# fragments). A variant series-NNNN need not be listed: it is the series up
+# to patch NNNN in the test kernel's configuration (make bisect-check boots
+# each topic's last patch on it).
+variant_line() {
+	local line frags
+	line=$(awk -v v="$1" '$1 == v' "$TOP/kconfig/variants")
+	if [ -z "$line" ] && [[ $1 =~ ^series-[0-9]{4}$ ]]; then
+		read -r _ _ frags < <(awk '$1 == "test"' "$TOP/kconfig/variants")
+		line="$1 $1 $frags"
+	fi
+	[ -n "$line" ] || die "unknown kernel variant '$1' (see kconfig/variants)"
+	echo "$line"
+}
+
 # variant_obj VARIANT: the object directory of a kernel variant, made on
 # demand. It is the directory obj-VARIANT directly inside the variant's
 # source tree, so that Kbuild names every source and include path relative
@@ -164,8 +179,7 @@ variant_tree() {
 # is a symbolic link to it, the path everything else uses.
 variant_obj() {
 	local variant=$1 line which src
-	line=$(awk -v v="$variant" '$1 == v' "$TOP/kconfig/variants")
-	[ -n "$line" ] || die "unknown kernel variant '$variant' (see kconfig/variants)"
+	line=$(variant_line "$variant")
 	read -r _ which _ <<<"$line"
 	src=$(variant_tree "$which")
 	mkdir -p "$src/obj-$variant"
