@@ -326,6 +326,52 @@ def check(work):
             break
     must_fail("a patch in no topic fails", crafted, r"is in no topic", "--check-only")
 
+    # make bisect-check's boots (scripts/topic-boot-plan.py): every area a
+    # topic names declares the patches its expected results assume, and
+    # runs on the topic's last patch or is listed with the patch it lacks.
+    plan_py = os.path.join(TOP, "scripts/topic-boot-plan.py")
+    p = run([sys.executable, plan_py, TOP])
+    diag = [] if p.returncode == 0 else [p.stderr.strip() or f"exit status {p.returncode}"]
+    rows = {}
+    pos = {re.match(r"\d{4}", s).group(0): i for i, s in enumerate(series)}
+    for line in p.stdout.splitlines():
+        fields = line.split("\t")
+        if len(fields) != 4 or fields[0] not in pos:
+            diag.append(f"plan line '{line}': want NNNN TOPICS AREAS NOTES, NNNN in patches/series")
+            continue
+        last, names, runs, notes = fields
+        for name in names.split(","):
+            rows[name] = (last, runs.split(","), notes)
+    for name, nums, _, areas in topics:
+        if name not in rows:
+            diag.append(f"{name}: no prefix in the plan")
+            continue
+        last, runs, notes = rows[name]
+        if last != max(nums, key=lambda n: pos.get(n, -1)):
+            diag.append(f"{name}: prefix {last}, want its last patch in patches/series")
+        whole = pos[last] == len(series) - 1
+        if ("the whole series" in notes) != whole:
+            diag.append(f"{name}: prefix {last} of {len(series)} patches, notes '{notes}'")
+        for a in areas:
+            path = os.path.join(TOP, "tests", a, "needs")
+            if not os.path.exists(path):
+                diag.append(f"{name}: tests/{a}/needs is missing")
+                continue
+            with open(path) as f:
+                want = expand(",".join(l.strip() for l in f if l.strip() and not l.startswith("#")))
+            unknown = [n for n in want if n not in pos]
+            if unknown:
+                diag.append(f"tests/{a}/needs names {unknown}, not in patches/series")
+                continue
+            later = [n for n in want if pos[n] > pos[last]]
+            if whole or later:
+                if a in runs or not (whole or f"{a} not run: tests/{a}/needs {', '.join(later)}" in notes):
+                    diag.append(f"{name}: {a} at {last}: runs {runs}, notes '{notes}', lacks {later}")
+            elif a not in runs:
+                diag.append(f"{name}: {a} can run at {last} (needs {want}) but the plan runs {runs}")
+    tap(not diag and bool(rows), "make bisect-check boots each topic's last patch with the areas "
+        "its tests/AREA/needs allow, and says why it leaves others out", diag)
+
 
 if __name__ == "__main__":
     main()
