@@ -15,21 +15,10 @@ where NNNN is the prefix's last patch. The whole series' prefix is
 marked in NOTES: make check runs its areas on the test kernel.
 """
 import os
-import re
 import sys
 
-
-def numbers(spec):
-    """'0010,0011,0019-0022' -> ['0010', '0011', '0019', ...]"""
-    out = []
-    for part in spec.split(","):
-        m = re.fullmatch(r"(\d{4})(?:-(\d{4}))?", part.strip())
-        if not m:
-            raise ValueError(f"bad patch number or range '{part}'")
-        lo = int(m.group(1))
-        hi = int(m.group(2) or lo)
-        out += [f"{i:04d}" for i in range(lo, hi + 1)]
-    return out
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from outgoing import expand, read_series  # noqa: E402 - the same parsers as make outgoing
 
 
 def lines(path):
@@ -39,7 +28,7 @@ def lines(path):
 
 def main():
     top = sys.argv[1]
-    series = [l.split("-", 1)[0] for l in lines(f"{top}/patches/series")]
+    series = [l.split("-", 1)[0] for l in read_series(f"{top}/patches/series")]
     pos = {n: i for i, n in enumerate(series)}
     # The kernel variant series-NNNN is the series' first NNNN commits.
     for i, n in enumerate(series):
@@ -48,7 +37,7 @@ def main():
     prefixes = {}  # last patch -> [(topic, areas)]
     for l in lines(f"{top}/patches/topics"):
         name, spec, _needs, areas = l.split()[:4]
-        last = max(numbers(spec), key=lambda n: pos[n])
+        last = max(expand(spec), key=lambda n: pos[n])
         prefixes.setdefault(last, []).append((name, [] if areas == "-" else areas.split(",")))
     for last in sorted(prefixes, key=lambda n: pos[n]):
         topics = [t for t, _ in prefixes[last]]
@@ -63,7 +52,7 @@ def main():
                 path = f"{top}/tests/{a}/needs"
                 if not os.path.exists(path):
                     raise SystemExit(f"tests/{a}/needs is missing (topic area of {topics})")
-                want = numbers(",".join(lines(path)))
+                want = expand(",".join(lines(path)))
                 unknown = [n for n in want if n not in pos]
                 if unknown:
                     raise SystemExit(f"tests/{a}/needs names {', '.join(unknown)}, "

@@ -13,7 +13,8 @@
 # kernel reports, scripts/scan-console.sh), then scripts/run-tests.sh runs
 # the prefix's areas on it with their results under build/bisect/boot/NNNN.
 # Writes build/bisect/boot.md (a line "series HEAD DATE", then the table
-# scripts/bisect-check.sh puts into docs/bisect-check.md); exits 1 when a prefix does not build, boot or pass.
+# scripts/bisect-check.sh puts into docs/bisect-check.md); exits 1 when a
+# prefix does not build, boot or pass.
 . "$(dirname "$0")/lib.sh"
 S=$TOP/scripts
 
