@@ -3,14 +3,16 @@
 and the harness self-test (tests/harness) run this same code.
 
   results.py area AREA --tests DIR --run RUN [--vm-rc N] [--since T] [--host]
-             [--seconds S] [--out FILE]
+             [--seconds S] [--lacks NNNN,...] [--out FILE]
       One area's results (JSON): the VM's own two (the guest booted, ran
       guest.sh and powered off; its console is free of kernel reports), each
       stream's results plus one result saying the stream is complete, the
       host checks (RUN/host.tap), KUnit's KTAP from the console
       (RESULTS=kunit-console in the area's vm.conf), and a failure when
       their number differs from DIR/AREA/expected. --host: a host-side area
-      (host.sh, no VM); --vm-rc is then host.sh's exit status.
+      (host.sh, no VM); --vm-rc is then host.sh's exit status. --lacks:
+      the patches of patches/series the kernel lacks (make bisect-check's
+      prefixes; make check never passes it), see LACKS below.
   results.py run-tap --label TEXT --run RUN --vm-rc N [--since T]
              [--tests DIR --area AREA]
       One VM run as a TAP stream with its plan (for an area's host.tap:
@@ -29,6 +31,15 @@ indented "not ok"); exit status 0. A plan "1..0 # SKIP why" counts as one
 skipped result. A skip passes only with a reason tests/skip-reasons
 accepts for the area. A file written before this run started (--since)
 is never read.
+
+LACKS. make bisect-check runs an area on a prefix of the series, and a
+test of a later patch can then not pass. Such a test reports a skip with
+the reason "needs patch NNNN, which this kernel lacks" (the guest sees the
+list in T_LACKS), and a KUnit case a later patch adds is absent
+(DIR/AREA/patch-cases names it). Either counts as skipped only when
+--lacks names NNNN; in any other run it is a failure, so make check can
+never skip a test this way, and a case that DIR/AREA/patch-cases names
+must then be there.
 """
 import argparse
 import json
@@ -47,6 +58,7 @@ STAMP = re.compile(r"^\[\s*\d+\.\d+\](?:\[\s*[TC]\d+\])?\s?")
 STRAY = re.compile(r"^\s*(?:(?:not )?ok\b|1\.\.\d|Bail out!)")
 TDC_SETUP = re.compile(r'"-----> (prepare|teardown) stage" did not complete successfully')
 TDC_AFTER = re.compile(r"^skipped - previous (\S+) failed (\d+) (\S+)")
+LACKS = re.compile(r"^needs patch (\d{4}), which this kernel lacks\b")
 
 
 class Result:
@@ -101,8 +113,9 @@ class SkipReasons:
 
 
 class Ctx:
-    def __init__(self, area, since, skips, skips_path):
+    def __init__(self, area, since, skips, skips_path, lacks=()):
         self.area, self.since, self.skips, self.skips_path = area, since, skips, skips_path
+        self.lacks = set(lacks)
 
     def read(self, path):
         """(text, None) or (None, why not): a missing file, or one older than
@@ -120,6 +133,13 @@ class Ctx:
 
     def skip_result(self, name, reason, diag=()):
         reason = reason.strip()
+        m = LACKS.match(reason)
+        if m:
+            if m.group(1) in self.lacks:
+                return Result(True, name, skip=reason, diag=diag)
+            return Result(False, f"{name} (skipped as lacking patch {m.group(1)}, but this "
+                          "run's kernel has it: only make bisect-check's prefixes lack "
+                          "patches)", diag=diag)
         if reason and self.skips.accepts(self.area, reason):
             return Result(True, name, skip=reason, diag=diag)
         why = f"skipped for a reason {self.skips_path} does not accept: {reason or '(none given)'}"
@@ -375,7 +395,27 @@ def console_result(ctx, run, prefix=""):
     return Result(True, name)
 
 
-def from_kunit(ctx, run, prefix=""):
+def read_patch_cases(path):
+    """DIR/AREA/patch-cases: "NNNN SUITE.CASE" or "NNNN SUITE.CASE/PARAM"
+    lines, the KUnit cases and parameters (by their description) a patch of
+    the series adds; ([(patch, suite, case, param or None)], [problems])."""
+    cases, problems = [], []
+    if not os.path.exists(path):
+        return cases, problems
+    for n, line in enumerate(open(path), 1):
+        line = line.split("#", 1)[0].strip()
+        if not line:
+            continue
+        m = re.match(r"^(\d{4})\s+([\w-]+)\.(\w+)(?:/(\S.*))?$", line)
+        if m:
+            cases.append(m.groups())
+        else:
+            problems.append(f"{os.path.basename(path)}:{n}: not 'NNNN SUITE.CASE[/PARAM]': "
+                            f"{line}")
+    return cases, problems
+
+
+def from_kunit(ctx, run, prefix="", patch_cases=()):
     """KUnit's KTAP from the console, by indentation depth (4 spaces per
     level): depth 0 the suites' results and the plan of suites, depth 1 a
     suite's header, plan and cases, depth 2 a parameterised case's
@@ -474,6 +514,22 @@ def from_kunit(ctx, run, prefix=""):
                                          "or the boot failed before it ran"])]
     if cur is not None:
         cur["problems"].append("its result never came: the console ends inside the suite")
+    # One result per tests/AREA/patch-cases line, in every run: the case
+    # or parameter is there exactly when the kernel has its patch.
+    for patch, suite, case, param in patch_cases:
+        there = any(s["name"] == suite and any(c[2] == case and (
+            param is None or any(pd == param for _, pd in c[5])) for c in s["cases"])
+            for s in suites)
+        what = "parameter" if param else "case"
+        name = f"{prefix}{suite}.{case}" + (f"/{param}" if param else "")
+        if patch not in ctx.lacks:
+            out.append(Result(there, f"{name}: patch {patch}'s {what} ran" if there else
+                              f"{name} (patch {patch}'s {what}) never ran"))
+        elif there:
+            out.append(Result(False, f"{name} ran, but it is patch {patch}'s {what} and this "
+                              f"kernel lacks patch {patch}"))
+        else:
+            out.append(ctx.skip_result(name, f"needs patch {patch}, which this kernel lacks"))
     for n, s in enumerate(suites, 1):
         problems = s["problems"]
         for i, (ok, num, desc, directive, reason, prm) in enumerate(s["cases"], 1):
@@ -538,7 +594,7 @@ def expected_count(path):
         return None, f"{path}: not a number: {line}"
 
 
-def collect_run(ctx, run, vm_rc, kunit=False, host=False, prefix=""):
+def collect_run(ctx, run, vm_rc, kunit=False, host=False, prefix="", patch_cases=()):
     res = [vm_result(ctx, run, vm_rc, prefix, host)]
     if not host:
         res.append(console_result(ctx, run, prefix))
@@ -549,24 +605,30 @@ def collect_run(ctx, run, vm_rc, kunit=False, host=False, prefix=""):
         # area's expected count covers it).
         res += from_stream(ctx, "host.tap", hp, plan_optional=True, prefix=prefix)
     if kunit:
-        res += from_kunit(ctx, run, prefix)
+        res += from_kunit(ctx, run, prefix, patch_cases)
     return res
 
 
-def make_ctx(tests, area, since):
+def make_ctx(tests, area, since, lacks=()):
     sp = os.path.join(tests, "skip-reasons")
     skips = SkipReasons(sp)
     rel = os.path.relpath(sp, os.path.dirname(os.path.abspath(tests)))
-    return Ctx(area, since, skips, rel), skips
+    return Ctx(area, since, skips, rel, lacks), skips
 
 
 def cmd_area(a):
-    ctx, skips = make_ctx(a.tests, a.area, a.since)
+    lacks = [x for x in (a.lacks or "").split(",") if x]
+    bad = [x for x in lacks if not re.fullmatch(r"\d{4}", x)]
+    ctx, skips = make_ctx(a.tests, a.area, a.since, lacks)
     conf = os.path.join(a.tests, a.area, "vm.conf")
     kunit = os.path.exists(conf) and re.search(r"^RESULTS=kunit-console\b",
                                                open(conf).read(), re.M) is not None
     res = [Result(False, f"{e} (tests/skip-reasons)") for e in skips.errors]
-    res += collect_run(ctx, a.run, a.vm_rc, kunit=kunit, host=a.host)
+    if bad:
+        res.append(Result(False, f"--lacks wants patch numbers NNNN, not {', '.join(bad)}"))
+    patch_cases, problems = read_patch_cases(os.path.join(a.tests, a.area, "patch-cases"))
+    res += [Result(False, f"tests/{a.area}/{p}") for p in problems]
+    res += collect_run(ctx, a.run, a.vm_rc, kunit=kunit, host=a.host, patch_cases=patch_cases)
     exp_path = os.path.join(a.tests, a.area, "expected")
     rel = os.path.relpath(exp_path, os.path.dirname(os.path.abspath(a.tests)))
     want, why = expected_count(exp_path)
@@ -731,6 +793,7 @@ def main(argv):
     p.add_argument("--since", type=float)
     p.add_argument("--seconds", type=float)
     p.add_argument("--host", action="store_true")
+    p.add_argument("--lacks")
     p.add_argument("--out")
     p = sub.add_parser("run-tap")
     p.add_argument("--label", required=True)

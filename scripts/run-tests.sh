@@ -12,7 +12,10 @@
 #
 # Environment: RUN_TESTS_JOBS (lanes), RUN_TESTS_VARIANT (kernel variant,
 # default test), RUN_TESTS_OUT (directory for results.tap, console.log and
-# the areas' run directories, default build/), and for the harness
+# the areas' run directories, default build/), RUN_TESTS_LACKS (the
+# patches the kernel lacks, NNNN,...: only scripts/topic-boot.sh sets it,
+# for a prefix of the series; the guest sees it as T_LACKS, and a test of
+# such a patch skips, see scripts/results.py), and for the harness
 # self-test (tests/harness) RUN_TESTS_DIR (the areas) and RUN_TESTS_VM (a
 # stand-in for scripts/vm.sh).
 . "$(dirname "$0")/lib.sh"
@@ -34,6 +37,9 @@ done
 TESTS=${RUN_TESTS_DIR:-$TOP/tests}
 VM_SH=${RUN_TESTS_VM:-$TOP/scripts/vm.sh}
 VARIANT=${RUN_TESTS_VARIANT:-test}
+LACKS=${RUN_TESTS_LACKS:-}
+[[ -z $LACKS || $LACKS =~ ^[0-9]{4}(,[0-9]{4})*$ ]] ||
+	die "RUN_TESTS_LACKS wants patch numbers NNNN,NNNN,..., not '$LACKS'"
 OUT=${RUN_TESTS_OUT:-$BUILD}
 mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
@@ -82,7 +88,7 @@ trap 'exit 130' INT TERM
 rm -f "$OUT/results.tap" "$OUT/console.log"
 
 host_area() { # AREA RUN: tests/AREA/host.sh on the host, streams in RUN
-	(cd "$TESTS/$1" && T_OUT=$2 T_STREAMS=1 TOP=$TOP sh ./host.sh) >"$2/guest.log" 2>&1 </dev/null
+	(cd "$TESTS/$1" && T_OUT=$2 T_STREAMS=1 T_LACKS=$LACKS TOP=$TOP sh ./host.sh) >"$2/guest.log" 2>&1 </dev/null
 }
 
 # run_area AREA: in a lane (a background subshell); writes $tmp/AREA.json.
@@ -102,7 +108,7 @@ run_area() {
 		job=$tmp/jobs/$area.sh
 		cat >"$job" <<JOB
 #!/bin/sh
-export TOP='$TOP' TREE='$TREE' T_BIN='$BUILD/tests/$area' T_OUT='$run' T_STREAMS=1 KOBJ='$BUILD/obj-$VARIANT' PATH='$BUILD/bin':\$PATH
+export TOP='$TOP' TREE='$TREE' T_BIN='$BUILD/tests/$area' T_OUT='$run' T_STREAMS=1 T_LACKS='$LACKS' KOBJ='$BUILD/obj-$VARIANT' PATH='$BUILD/bin':\$PATH
 cd '$dir' && sh ./guest.sh >'$run/guest.log' 2>&1
 JOB
 		conf=(--variant "$VARIANT")
@@ -111,12 +117,12 @@ JOB
 	fi
 	secs=$(echo "$(date +%s.%N) - $t0" | bc)
 	python3 "$RESULTS" area "$area" --tests "$TESTS" --run "$run" --vm-rc "$rc" \
-		--since "$since" --seconds "$secs" $host --out "$tmp/$area.json"
+		--since "$since" --seconds "$secs" --lacks "$LACKS" $host --out "$tmp/$area.json"
 }
 
 # Longest first: the last measured time of each area, else a guess.
 declare -A weight=([tc]=800 [ovs]=900 [idmap]=450 [runtimes]=400 [tc-lifetime]=120 [i2c-abi]=150 [mctp]=130
-	[pstate]=80 [pstate-nocpc]=40 [kunit]=35 [outgoing]=30 [harness]=15)
+	[pstate]=80 [pstate-nocpc]=40 [idmap-ext4]=60 [kunit]=35 [outgoing]=30 [harness]=15)
 if [ -f "$LOGS/area-times.tsv" ]; then
 	while IFS=$'\t' read -r a s; do
 		[[ $s =~ ^[0-9]+ ]] && weight[$a]=${BASH_REMATCH[0]}

@@ -198,6 +198,31 @@ def checks(build):
         "from the first run" not in p.stdout,
         "case 8: files older than the run's start are never read", [p.stdout[-400:], p.stderr])
 
+    # make bisect-check's prefixes: a test of a lacked patch skips
+    e = Run(build, ["lacks"], 1, RUN_TESTS_LACKS="0023,0017")
+    tap(any(ok and t == "lacks: prog: lacked # SKIP needs patch 0023, which this kernel lacks"
+            for ok, t, _ in e.entries) and e.find(True, "lacks", r"^prog: guest sees T_LACKS$"),
+        "lacks: a skip for a patch the run lacks (RUN_TESTS_LACKS, T_LACKS in the guest) "
+        "counts as skipped", e.why("lacks"))
+    fails(e, "lacks", r"^prog: notlacked \(skipped as lacking patch 0011, but this run's "
+          "kernel has it", None, "lacks: a skip for a patch the run does not lack fails")
+    fails(a, "lacks", r"^prog: lacked \(skipped as lacking patch 0023, but", None,
+          "lacks: without RUN_TESTS_LACKS (make check) every such skip fails")
+    tap(any(ok and t == "lacks: mini.b # SKIP needs patch 0023, which this kernel lacks"
+            for ok, t, _ in e.entries) and
+        any(ok and t == "lacks: mini.c/third # SKIP needs patch 0017, which this kernel lacks"
+            for ok, t, _ in e.entries) and
+        e.find(True, "lacks", r"^mini\.a: patch 0002's case ran$") and
+        e.find(False, "lacks", r"^mini\.c/second ran, but it is patch 0017's parameter and "
+               "this kernel lacks patch 0017") and
+        e.find(False, "lacks", r"^mini\.d \(patch 0009's case\) never ran") and
+        a.find(False, "lacks", r"^mini\.b \(patch 0023's case\) never ran") and
+        a.find(True, "lacks", r"^mini\.c/second: patch 0017's parameter ran$") and
+        re.search(r"^ +lacks: +9 passed, 3 failed, 3 skipped \(expected 15\)", e.out, re.M),
+        "lacks: each KUnit case or parameter of tests/AREA/patch-cases is one result: "
+        "skipped when its patch is lacked and it is absent, failed when it runs on a kernel "
+        "said to lack it or is missing from one that has it", e.why("lacks") + a.why("lacks"))
+
     # a well-formed area passes
     g = Run(build, ["good"], 1)
     last = g.out.rstrip("\n").splitlines()[-1:] or [""]
