@@ -1,0 +1,65 @@
+# SPDX-License-Identifier: GPL-2.0
+"""tests/idmap-ext4's shared fixture: an ext4 image on loop mounted at FS,
+and an idmapped mount of it at MNT with fs ids 0..999 shown as
+10000..10999 (tools/idmap-mount, util-linux's syntax), and the TAP runner
+of its programs. ext4 had idmapped mounts before the series, so what
+these programs test is the VFS, on what 6.1 stable already has."""
+import os
+import subprocess
+import sys
+import traceback
+
+IDMAP = "idmap-mount"  # tools/idmap-mount, in PATH (build/bin) in the guest
+SHIFT = 10000  # fs id N is shown as SHIFT + N through MNT, for N < 1000
+
+
+def run(*cmd):
+    p = subprocess.run(cmd, capture_output=True, text=True)
+    if p.returncode:
+        raise AssertionError(f"{' '.join(cmd)}: {p.returncode} {p.stderr.strip()}")
+    return p
+
+
+def lacks(patch):
+    """The reason to skip a test of PATCH on a kernel that lacks it (make
+    bisect-check's prefixes set T_LACKS; make check never does), or None."""
+    if patch in os.environ.get("T_LACKS", "").split(","):
+        return f"needs patch {patch}, which this kernel lacks"
+    return None
+
+
+class Skip(Exception):
+    pass
+
+
+def expect(cond, what):
+    if not cond:
+        raise AssertionError(what)
+
+
+def main(work, tests):
+    """Mount the fixture under WORK, run TESTS (functions; raise Skip(why)
+    to skip) as TAP with the plan first, unmount. Returns the exit status."""
+    fs, mnt, img = f"{work}/fs", f"{work}/mnt", f"{work}/ext4.img"
+    print(f"1..{len(tests)}")
+    sys.stdout.flush()
+    os.makedirs(fs, exist_ok=True)
+    os.makedirs(mnt, exist_ok=True)
+    run("truncate", "-s", "32M", img)
+    run("mkfs.ext4", "-q", "-F", img)
+    run("mount", "-o", "loop", img, fs)
+    run(IDMAP, f"--map=b:0:{SHIFT}:1000", fs, mnt)
+    for n, fn in enumerate(tests, start=1):
+        try:
+            fn(fs, mnt)
+            print(f"ok {n} {fn.__name__}")
+        except Skip as e:
+            print(f"ok {n} {fn.__name__} # SKIP {e}")
+        except Exception as e:  # noqa: BLE001 - any failure fails the test
+            print(f"not ok {n} {fn.__name__}")
+            for line in (str(e) or traceback.format_exc()).splitlines():
+                print(f"# {line}")
+        sys.stdout.flush()
+    run("umount", mnt)
+    run("umount", fs)
+    return 0
