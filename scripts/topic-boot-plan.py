@@ -11,8 +11,12 @@ share a prefix (one kernel).
 
 Prints one tab-separated line per prefix, in series order:
   NNNN  TOPICS  AREAS-TO-RUN (comma-separated, or -)  NOTES (; -separated)
-where NNNN is the prefix's last patch. The whole series' prefix is
-marked in NOTES: make check runs its areas on the test kernel.
+  LACKS
+where NNNN is the prefix's last patch and LACKS the patches after it
+(comma-separated, or -): the areas run with RUN_TESTS_LACKS set to them,
+so a test of a later patch reports a skip for it (scripts/results.py's
+LACKS). The whole series' prefix is marked in NOTES: make check runs its
+areas on the test kernel.
 """
 import os
 import sys
@@ -64,7 +68,9 @@ def main():
                     run.append(a)
         if pos[last] == len(series) - 1:
             run = []
-        print("\t".join([last, ",".join(topics), ",".join(run) or "-", "; ".join(notes) or "-"]))
+        lacks = series[pos[last] + 1:]
+        print("\t".join([last, ",".join(topics), ",".join(run) or "-", "; ".join(notes) or "-",
+                         ",".join(lacks) or "-"]))
 
 
 if __name__ == "__main__":

@@ -11,7 +11,13 @@
 # build/linux-series-NNNN, scripts/lib.sh) is configured and built; it
 # boots once with nothing to run (booted and powered off, console free of
 # kernel reports, scripts/scan-console.sh), then scripts/run-tests.sh runs
-# the prefix's areas on it with their results under build/bisect/boot/NNNN.
+# the prefix's areas on it with their results under build/bisect/boot/NNNN,
+# and RUN_TESTS_LACKS naming the patches after the prefix: a test of one of
+# them reports a skip for it (scripts/results.py's LACKS), make check never.
+#
+#   topic-boot.sh [NNNN...]   only these prefixes; the other rows of an
+#                             earlier build/bisect/boot.md of the same
+#                             series are kept, with the date of their run
 # Writes build/bisect/boot.md (a line "series HEAD DATE", then the table
 # scripts/bisect-check.sh puts into docs/bisect-check.md); exits 1 when a
 # prefix does not build, boot or pass.
@@ -19,24 +25,59 @@
 S=$TOP/scripts
 
 out=$BUILD/bisect/boot
-rm -rf "$out" "$BUILD/bisect/boot.md"
-mkdir -p "$out"
+table=$BUILD/bisect/boot.md
+head=$(git -C "$TREE" rev-parse --short HEAD)
 plan=$(python3 "$S/topic-boot-plan.py" "$TOP") || die "no boot plan"
+only=" $* "
+declare -A kept=()
+if [ $# -gt 0 ]; then
+	for num in "$@"; do
+		cut -f1 <<<"$plan" | grep -qx -- "$num" || die "topic-boot.sh: $num is no topic's last patch"
+	done
+	[ -f "$table" ] && [ "$(head -n 1 "$table" | cut -d' ' -f2)" = "$head" ] ||
+		die "topic-boot.sh $*: no build/bisect/boot.md of series $head to keep the other rows of (run it without arguments)"
+	date=$(head -n 1 "$table" | cut -d' ' -f3)
+	while IFS= read -r row; do
+		[[ $row =~ ^\|\ ([0-9]{4})\ \| ]] || continue
+		bars=${row//[^|]/}
+		# A row of the four-column table before the "run on" column.
+		[ ${#bars} -eq 5 ] && row="$row $date |"
+		kept[${BASH_REMATCH[1]}]=$row
+	done <"$table"
+	for num in "$@"; do
+		rm -rf "${out:?}/$num" "$out/$num".*
+	done
+else
+	rm -rf "$out" "$table"
+fi
+mkdir -p "$out"
+today=$(date -u +%Y-%m-%d)
 "$S/userspace.sh" test >"$out/userspace.log" 2>&1 ||
 	die "building the tests' programs failed (see $out/userspace.log)"
 
 rows=() failed=0
-while IFS=$'\t' read -r num topics areas notes; do
+while IFS=$'\t' read -r num topics areas notes lacks; do
 	t0=$(date +%s)
 	[ "$notes" = - ] && notes=
 	if [[ $notes == *"the whole series"* ]]; then
-		rows+=("| $num | $topics | — | ${notes//; /<br>} |")
+		rows+=("| $num | $topics | — | ${notes//; /<br>} | make check |")
+		continue
+	fi
+	if [ "$only" != "  " ] && [[ $only != *" $num "* ]]; then
+		row=${kept[$num]:-}
+		[ -n "$row" ] || die "build/bisect/boot.md has no row for $num (run topic-boot.sh without arguments)"
+		# The kept row must have run what the plan runs now.
+		if { [ "$areas" != - ] && [[ $row != *"; $areas: "* ]]; } ||
+			{ [ "$areas" = - ] && [[ $row == *"; "*": "*" passed"* ]]; }; then
+			die "the plan for $num now runs '$areas', its kept row did not: rerun $num"
+		fi
+		rows+=("$row")
 		continue
 	fi
 	v=series-$num
 	printf '>> prefix %s (%s)\n' "$num" "$topics"
 	if ! { "$S/config.sh" "$v" && "$S/build.sh" "$v"; } >"$out/$num.build.log" 2>&1; then
-		rows+=("| $num | $topics | **does not build** (build/bisect/boot/$num.build.log) | ${notes//; /<br>} |")
+		rows+=("| $num | $topics | **does not build** (build/bisect/boot/$num.build.log) | ${notes//; /<br>} | $today |")
 		failed=$((failed + 1))
 		continue
 	fi
@@ -50,7 +91,8 @@ while IFS=$'\t' read -r num topics areas notes; do
 	elif [ "$areas" != - ]; then
 		rc=0
 		# shellcheck disable=SC2086 # the areas, one word each
-		RUN_TESTS_VARIANT=$v RUN_TESTS_OUT=$out/$num \
+		[ "$lacks" = - ] && lacks=
+		RUN_TESTS_VARIANT=$v RUN_TESTS_OUT=$out/$num RUN_TESTS_LACKS=$lacks \
 			"$S/run-tests.sh" ${areas//,/ } >"$out/$num.log" 2>&1 || rc=$?
 		count=$(tail -n 1 "$out/$num.log")
 		if [ $rc -eq 0 ] && [[ $count =~ ^[0-9]+\ passed,\ 0\ failed ]]; then
@@ -62,14 +104,15 @@ while IFS=$'\t' read -r num topics areas notes; do
 	fi
 	secs=$(($(date +%s) - t0))
 	info "$num: $result (${secs}s)"
-	rows+=("| $num | $topics | $result | ${notes//; /<br>} |")
+	rows+=("| $num | $topics | $result | ${notes//; /<br>} | $today |")
 done <<<"$plan"
 
 {
-	echo "series $(git -C "$TREE" rev-parse --short HEAD) $(date -u +%Y-%m-%d)"
-	echo "| last patch | topics | result | not run here |"
-	echo "|---|---|---|---|"
+	echo "series $head $today"
+	echo "| last patch | topics | result | not run here | run on |"
+	echo "|---|---|---|---|---|"
 	printf '%s\n' "${rows[@]}"
-} >"$BUILD/bisect/boot.md"
+} >"$table.tmp"
+mv "$table.tmp" "$table"
 [ $failed -eq 0 ] || die "$failed prefix(es) failed (build/bisect/boot.md)"
 info "every topic's last patch boots and passes the areas it can run"

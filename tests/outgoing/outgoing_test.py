@@ -328,7 +328,8 @@ def check(work):
 
     # make bisect-check's boots (scripts/topic-boot-plan.py): every area a
     # topic names declares the patches its expected results assume, and
-    # runs on the topic's last patch or is listed with the patch it lacks.
+    # runs on the topic's last patch or is listed with the patch it lacks;
+    # the areas run knowing the patches after the prefix (LACKS).
     plan_py = os.path.join(TOP, "scripts/topic-boot-plan.py")
     p = run([sys.executable, plan_py, TOP])
     diag = [] if p.returncode == 0 else [p.stderr.strip() or f"exit status {p.returncode}"]
@@ -336,10 +337,14 @@ def check(work):
     pos = {re.match(r"\d{4}", s).group(0): i for i, s in enumerate(series)}
     for line in p.stdout.splitlines():
         fields = line.split("\t")
-        if len(fields) != 4 or fields[0] not in pos:
-            diag.append(f"plan line '{line}': want NNNN TOPICS AREAS NOTES, NNNN in patches/series")
+        if len(fields) != 5 or fields[0] not in pos:
+            diag.append(f"plan line '{line}': want NNNN TOPICS AREAS NOTES LACKS, NNNN in "
+                        "patches/series")
             continue
-        last, names, runs, notes = fields
+        last, names, runs, notes, lacks = fields
+        after = [n for n in pos if pos[n] > pos[last]]
+        if lacks != (",".join(after) or "-"):
+            diag.append(f"prefix {last}: lacks '{lacks}', want the patches after it: {after}")
         for name in names.split(","):
             rows[name] = (last, runs.split(","), notes)
     for name, nums, _, areas in topics:
