@@ -58,7 +58,7 @@ STAMP = re.compile(r"^\[\s*\d+\.\d+\](?:\[\s*[TC]\d+\])?\s?")
 STRAY = re.compile(r"^\s*(?:(?:not )?ok\b|1\.\.\d|Bail out!)")
 TDC_SETUP = re.compile(r'"-----> (prepare|teardown) stage" did not complete successfully')
 TDC_AFTER = re.compile(r"^skipped - previous (\S+) failed (\d+) (\S+)")
-LACKS = re.compile(r"^needs patch (\d{4}), which this kernel lacks\b")
+LACKS = re.compile(r"^needs patch (\d{4}), which this kernel lacks$")
 
 
 class Result:
@@ -515,7 +515,33 @@ def from_kunit(ctx, run, prefix="", patch_cases=()):
     if cur is not None:
         cur["problems"].append("its result never came: the console ends inside the suite")
     # One result per tests/AREA/patch-cases line, in every run: the case
-    # or parameter is there exactly when the kernel has its patch.
+    # or parameter is there exactly when the kernel has its patch. A whole
+    # case's line stands for the case's own result (kept in whole_res), so
+    # that the count is the same whether the case ran or not.
+    whole = {(suite, case) for _, suite, case, param in patch_cases if param is None}
+    whole_res = {}
+    for n, s in enumerate(suites, 1):
+        problems = s["problems"]
+        for i, (ok, num, desc, directive, reason, prm) in enumerate(s["cases"], 1):
+            name = f"{prefix}{s['name']}.{desc}"
+            if num != i:
+                problems.append(f"case {i} is numbered {num}")
+            failed = [pd for pok, pd in prm if not pok]
+            if directive and directive.startswith("skip"):
+                r = (ctx.skip_result(name, reason) if ok else
+                     Result(False, name, diag=[f"not ok with a SKIP: {reason}"]))
+            elif directive:
+                r = Result(False, f"{name} (directive {directive.upper()} is not accepted)")
+            elif ok and failed:
+                r = Result(False, f"{name} (reported ok, but parameters failed)",
+                           diag=failed[:5])
+            else:
+                r = Result(ok, name + (f" ({len(prm)} parameters)" if prm else ""),
+                           diag=[f"failed parameter: {x}" for x in failed[:5]])
+            if (s["name"], desc) in whole:
+                whole_res.setdefault((s["name"], desc), r)
+            else:
+                out.append(r)
     for patch, suite, case, param in patch_cases:
         there = any(s["name"] == suite and any(c[2] == case and (
             param is None or any(pd == param for _, pd in c[5])) for c in s["cases"])
@@ -523,6 +549,9 @@ def from_kunit(ctx, run, prefix="", patch_cases=()):
         what = "parameter" if param else "case"
         name = f"{prefix}{suite}.{case}" + (f"/{param}" if param else "")
         if patch not in ctx.lacks:
+            if there and param is None:
+                out.append(whole_res[(suite, case)])
+                continue
             out.append(Result(there, f"{name}: patch {patch}'s {what} ran" if there else
                               f"{name} (patch {patch}'s {what}) never ran"))
         elif there:
@@ -532,23 +561,6 @@ def from_kunit(ctx, run, prefix="", patch_cases=()):
             out.append(ctx.skip_result(name, f"needs patch {patch}, which this kernel lacks"))
     for n, s in enumerate(suites, 1):
         problems = s["problems"]
-        for i, (ok, num, desc, directive, reason, prm) in enumerate(s["cases"], 1):
-            name = f"{prefix}{s['name']}.{desc}"
-            if num != i:
-                problems.append(f"case {i} is numbered {num}")
-            failed = [pd for pok, pd in prm if not pok]
-            if directive and directive.startswith("skip"):
-                out.append(ctx.skip_result(name, reason) if ok else
-                           Result(False, name, diag=[f"not ok with a SKIP: {reason}"]))
-            elif directive:
-                out.append(Result(False, f"{name} (directive {directive.upper()} is not "
-                                  "accepted)"))
-            elif ok and failed:
-                out.append(Result(False, f"{name} (reported ok, but parameters failed)",
-                                  diag=failed[:5]))
-            else:
-                out.append(Result(ok, name + (f" ({len(prm)} parameters)" if prm else ""),
-                                  diag=[f"failed parameter: {x}" for x in failed[:5]]))
         if not s["subtest"]:
             problems.insert(0, "failed before running any case (no '# Subtest:' and no "
                             "plan: its init failed)")
@@ -628,6 +640,9 @@ def cmd_area(a):
         res.append(Result(False, f"--lacks wants patch numbers NNNN, not {', '.join(bad)}"))
     patch_cases, problems = read_patch_cases(os.path.join(a.tests, a.area, "patch-cases"))
     res += [Result(False, f"tests/{a.area}/{p}") for p in problems]
+    if patch_cases and not kunit:
+        res.append(Result(False, f"tests/{a.area}/patch-cases names KUnit cases, but the area's "
+                          "results are not KUnit's (RESULTS=kunit-console in its vm.conf)"))
     res += collect_run(ctx, a.run, a.vm_rc, kunit=kunit, host=a.host, patch_cases=patch_cases)
     exp_path = os.path.join(a.tests, a.area, "expected")
     rel = os.path.relpath(exp_path, os.path.dirname(os.path.abspath(a.tests)))

@@ -15,9 +15,14 @@
 # and RUN_TESTS_LACKS naming the patches after the prefix: a test of one of
 # them reports a skip for it (scripts/results.py's LACKS), make check never.
 #
-#   topic-boot.sh [NNNN...]   only these prefixes; the other rows of an
-#                             earlier build/bisect/boot.md of the same
-#                             series are kept, with the date of their run
+#   topic-boot.sh [NNNN...]   only these prefixes. Every other row comes
+#                             from the earlier build/bisect/boot.md of the
+#                             same series, with the date of its run, and
+#                             only if it still stands for today's tests
+#                             (scripts/topic-boot-keep.py); else nothing
+#                             runs. build/bisect/boot.keys holds each row's
+#                             fingerprint of the tests, harness and kernel
+#                             configuration it ran with.
 # Writes build/bisect/boot.md (a line "series HEAD DATE", then the table
 # scripts/bisect-check.sh puts into docs/bisect-check.md); exits 1 when a
 # prefix does not build, boot or pass.
@@ -26,32 +31,57 @@ S=$TOP/scripts
 
 out=$BUILD/bisect/boot
 table=$BUILD/bisect/boot.md
+keys=$BUILD/bisect/boot.keys
 head=$(git -C "$TREE" rev-parse --short HEAD)
 plan=$(python3 "$S/topic-boot-plan.py" "$TOP") || die "no boot plan"
-only=" $* "
-declare -A kept=()
+today=$(date -u +%Y-%m-%d)
+
+# fingerprint AREAS: what a row's result depends on besides the series:
+# the areas' tests, the harness, the guest and the kernel configuration.
+fingerprint() {
+	local a paths=("$TOP/tests/lib" "$TOP/tests/skip-reasons" "$S/results.py" "$S/run-tests.sh"
+		"$S/vm.sh" "$S/config.sh" "$TOP/kconfig" "$TOP/guest")
+	if [ "$1" != - ]; then
+		for a in ${1//,/ }; do
+			paths+=("$TOP/tests/$a")
+		done
+	fi
+	find "${paths[@]}" -type f -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha1sum |
+		sed "s|  $TOP/|  |" | sha1sum | cut -c1-16
+}
+
+declare -A keep=() keepdate=() newkeys=()
 if [ $# -gt 0 ]; then
 	for num in "$@"; do
-		cut -f1 <<<"$plan" | grep -qx -- "$num" || die "topic-boot.sh: $num is no topic's last patch"
+		{ [[ $num =~ ^[0-9]{4}$ ]] && cut -f1 <<<"$plan" | grep -qxF -- "$num"; } ||
+			die "topic-boot.sh: $num is no topic's last patch"
+		! grep -q "^$num"$'\t'".*the whole series" <<<"$plan" ||
+			die "topic-boot.sh: $num is the whole series: make check runs its areas"
 	done
 	[ -f "$table" ] && [ "$(head -n 1 "$table" | cut -d' ' -f2)" = "$head" ] ||
 		die "topic-boot.sh $*: no build/bisect/boot.md of series $head to keep the other rows of (run it without arguments)"
-	date=$(head -n 1 "$table" | cut -d' ' -f3)
-	while IFS= read -r row; do
-		[[ $row =~ ^\|\ ([0-9]{4})\ \| ]] || continue
-		bars=${row//[^|]/}
-		# A row of the four-column table before the "run on" column.
-		[ ${#bars} -eq 5 ] && row="$row $date |"
-		kept[${BASH_REMATCH[1]}]=$row
-	done <"$table"
+	printf '%s\n' "$plan" >"$table.plan"
+	kept=$(while IFS=$'\t' read -r num _ areas _; do
+		echo "$num $(fingerprint "$areas")"
+	done <<<"$plan" | python3 "$S/topic-boot-keep.py" "$TOP" "$table" "$keys" "$(IFS=,; echo "$*")" \
+		"$table.plan") || die "topic-boot.sh $*: the other rows cannot be kept (above)"
+	rm -f "$table.plan"
+	while IFS=$'\t' read -r num result when; do
+		[ -n "$num" ] || continue
+		keep[$num]=$result keepdate[$num]=$when
+	done <<<"$kept"
+	if [ -f "$keys" ]; then
+		while read -r num fp; do
+			[ -n "${keep[$num]+x}" ] && newkeys[$num]=$fp
+		done <"$keys"
+	fi
 	for num in "$@"; do
 		rm -rf "${out:?}/$num" "$out/$num".*
 	done
 else
-	rm -rf "$out" "$table"
+	rm -rf "$out" "$table" "$keys"
 fi
 mkdir -p "$out"
-today=$(date -u +%Y-%m-%d)
 "$S/userspace.sh" test >"$out/userspace.log" 2>&1 ||
 	die "building the tests' programs failed (see $out/userspace.log)"
 
@@ -63,17 +93,11 @@ while IFS=$'\t' read -r num topics areas notes lacks; do
 		rows+=("| $num | $topics | — | ${notes//; /<br>} | make check |")
 		continue
 	fi
-	if [ "$only" != "  " ] && [[ $only != *" $num "* ]]; then
-		row=${kept[$num]:-}
-		[ -n "$row" ] || die "build/bisect/boot.md has no row for $num (run topic-boot.sh without arguments)"
-		# The kept row must have run what the plan runs now.
-		if { [ "$areas" != - ] && [[ $row != *"; $areas: "* ]]; } ||
-			{ [ "$areas" = - ] && [[ $row == *"; "*": "*" passed"* ]]; }; then
-			die "the plan for $num now runs '$areas', its kept row did not: rerun $num"
-		fi
-		rows+=("$row")
+	if [ -n "${keep[$num]+x}" ]; then
+		rows+=("| $num | $topics | ${keep[$num]} | ${notes//; /<br>} | ${keepdate[$num]} |")
 		continue
 	fi
+	newkeys[$num]=$(fingerprint "$areas")
 	v=series-$num
 	printf '>> prefix %s (%s)\n' "$num" "$topics"
 	if ! { "$S/config.sh" "$v" && "$S/build.sh" "$v"; } >"$out/$num.build.log" 2>&1; then
@@ -113,6 +137,9 @@ done <<<"$plan"
 	echo "|---|---|---|---|---|"
 	printf '%s\n' "${rows[@]}"
 } >"$table.tmp"
+for num in "${!newkeys[@]}"; do
+	echo "$num ${newkeys[$num]}"
+done | sort >"$keys"
 mv "$table.tmp" "$table"
 [ $failed -eq 0 ] || die "$failed prefix(es) failed (build/bisect/boot.md)"
 info "every topic's last patch boots and passes the areas it can run"

@@ -377,6 +377,54 @@ def check(work):
     tap(not diag and bool(rows), "make bisect-check boots each topic's last patch with the areas "
         "its tests/AREA/needs allow, and says why it leaves others out", diag)
 
+    # topic-boot.sh NNNN... keeps the other rows only while they stand for
+    # today's tests (scripts/topic-boot-keep.py).
+    keep_rows(os.path.join(TOP, "scripts/topic-boot-keep.py"))
+
+
+def keep_rows(keep_py):
+    def exp(a):
+        with open(os.path.join(TOP, "tests", a, "expected")) as f:
+            return int(next(l for l in (x.split("#")[0].strip() for x in f) if l))
+    k = exp("kunit")
+    plan = ("0001\ta\t-\t-\t0002,0003\n0002\tb\tkunit\t-\t0003\n"
+            "0003\tc\t-\tthe whole series: make check\t-\n")
+    good = {"0001": "boots", "0002": f"boots; kunit: {k - 1} passed, 0 failed, 1 skipped"}
+    cases = [  # (what, rows, keys, fingerprints now, kept 0002 or None)
+        ("a passing row whose count is today's and whose fingerprint is today's is kept",
+         good, "0002 f1\n", "0001 f0\n0002 f1\n", True),
+        ("a row from before fingerprints is kept on its count", good, "", "0002 f9\n", True),
+        ("a row whose tests changed since (fingerprint) is not kept", good, "0002 f1\n",
+         "0002 f2\n", False),
+        ("a row whose count is not today's expected count is not kept",
+         {**good, "0002": f"boots; kunit: {k - 2} passed, 0 failed, 1 skipped"}, "", "", False),
+        ("a failed row is not kept", {**good, "0002": "**kunit: 1 passed, 1 failed**"}, "", "",
+         False),
+        ("a row of other areas than the plan's is not kept",
+         {**good, "0002": f"boots; mctp: {k} passed, 0 failed, 0 skipped"}, "", "", False),
+        ("a prefix without a row is not kept", {"0001": "boots"}, "", "", False),
+    ]
+    diag = []
+    with tempfile.TemporaryDirectory() as d:
+        for what, rows, keys, now, kept in cases:
+            with open(f"{d}/boot.md", "w") as f:
+                f.write("series abc 2026-01-02\n| last patch | topics | result | not run here |\n")
+                f.write("|---|---|---|---|\n")
+                f.writelines(f"| {n} | t | {r} |  |\n" for n, r in rows.items())
+            with open(f"{d}/keys", "w") as f:
+                f.write(keys)
+            with open(f"{d}/plan", "w") as f:
+                f.write(plan)
+            p = subprocess.run([sys.executable, keep_py, TOP, f"{d}/boot.md", f"{d}/keys", "0001",
+                                f"{d}/plan"], input=now, capture_output=True, text=True)
+            ok = (p.returncode == 0 and p.stdout == f"0002\t{rows['0002']}\t2026-01-02\n"
+                  if kept else p.returncode == 1 and "cannot keep 0002" in p.stderr)
+            if not ok:
+                diag.append(f"{what}: exit {p.returncode}, out {p.stdout!r}, err {p.stderr!r}")
+    tap(not diag, "make bisect-check's rerun of some prefixes keeps another row only when it "
+        "passed, ran today's areas, counts today's expected results and its tests are unchanged",
+        diag)
+
 
 if __name__ == "__main__":
     main()
