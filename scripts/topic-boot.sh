@@ -114,8 +114,8 @@ while IFS=$'\t' read -r num topics areas notes lacks; do
 		failed=$((failed + 1))
 	elif [ "$areas" != - ]; then
 		rc=0
-		# shellcheck disable=SC2086 # the areas, one word each
 		[ "$lacks" = - ] && lacks=
+		# shellcheck disable=SC2086 # the areas, one word each
 		RUN_TESTS_VARIANT=$v RUN_TESTS_OUT=$out/$num RUN_TESTS_LACKS=$lacks \
 			"$S/run-tests.sh" ${areas//,/ } >"$out/$num.log" 2>&1 || rc=$?
 		count=$(tail -n 1 "$out/$num.log")
