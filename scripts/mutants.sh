@@ -70,7 +70,7 @@ while read -r num areas diff what; do
 	fi
 	# The areas on the mutant kernel; their results in a directory of
 	# their own, so that a mutant never touches the test kernel's.
-	RUN_TESTS_VARIANT=mutant RUN_TESTS_OUT=$out/$num RUN_TESTS_LACKS= \
+	RUN_TESTS_VARIANT=mutant RUN_TESTS_OUT=$out/$num RUN_TESTS_LACKS='' \
 		"$S/run-tests.sh" ${areas//,/ } >"$out/$num.log" 2>&1 || true
 	failing=$(grep '^not ok' "$out/$num/results.tap" 2>/dev/null |
 		sed -e 's/^not ok [0-9]* - //' -e 's/|/\\|/g' | head -n 6)
