@@ -539,6 +539,8 @@ def from_kunit(ctx, run, prefix="", patch_cases=()):
                 r = Result(ok, name + (f" ({len(prm)} parameters)" if prm else ""),
                            diag=[f"failed parameter: {x}" for x in failed[:5]])
             if (s["name"], desc) in whole:
+                if (s["name"], desc) in whole_res:
+                    problems.append(f"case {desc} reported more than once")
                 whole_res.setdefault((s["name"], desc), r)
             else:
                 out.append(r)

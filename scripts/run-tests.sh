@@ -46,8 +46,13 @@ LACKS=${RUN_TESTS_LACKS:-}
 if [ -n "$LACKS" ] && [ -z "${RUN_TESTS_DIR:-}" ]; then
 	[[ $VARIANT =~ ^series-([0-9]{4})$ ]] ||
 		die "RUN_TESTS_LACKS is only for a prefix of the series (RUN_TESTS_VARIANT=series-NNNN), not variant $VARIANT"
-	after=$(grep -o '^[0-9]\{4\}' "$TOP/patches/series" |
-		awk -v n="${BASH_REMATCH[1]}" 'f { printf "%s%s", s, $0; s = "," } $0 == n { f = 1 }')
+	# The same parser as make outgoing's and topic-boot-plan.py's.
+	after=$(python3 -c 'import sys; sys.path.insert(0, sys.argv[1])
+from outgoing import read_series
+s = [l.split("-", 1)[0] for l in read_series(sys.argv[2])]
+print(",".join(s[s.index(sys.argv[3]) + 1:]) if sys.argv[3] in s else "")' \
+		"$TOP/scripts" "$TOP/patches/series" "${BASH_REMATCH[1]}") ||
+		die "reading patches/series failed"
 	[ "$LACKS" = "$after" ] ||
 		die "RUN_TESTS_LACKS=$LACKS, but variant $VARIANT lacks the patches after it: ${after:-none}"
 fi

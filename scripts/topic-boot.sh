@@ -37,16 +37,18 @@ plan=$(python3 "$S/topic-boot-plan.py" "$TOP") || die "no boot plan"
 today=$(date -u +%Y-%m-%d)
 
 # fingerprint AREAS: what a row's result depends on besides the series:
-# the areas' tests, the harness, the guest and the kernel configuration.
+# the areas' tests, the tools and platforms they use, the harness, the
+# guest and the kernel configuration.
 fingerprint() {
-	local a paths=("$TOP/tests/lib" "$TOP/tests/skip-reasons" "$S/results.py" "$S/run-tests.sh"
+	local a paths=("$TOP/tests/lib" "$TOP/tests/skip-reasons" "$TOP/tools" "$TOP/platform"
+		"$S/results.py" "$S/run-tests.sh" "$S/scan-console.sh" "$S/userspace.sh" "$S/lib.sh"
 		"$S/vm.sh" "$S/config.sh" "$TOP/kconfig" "$TOP/guest")
 	if [ "$1" != - ]; then
 		for a in ${1//,/ }; do
 			paths+=("$TOP/tests/$a")
 		done
 	fi
-	find "${paths[@]}" -type f -not -path '*/__pycache__/*' -print0 | sort -z | xargs -0 sha1sum |
+	find "${paths[@]}" -type f -not -path '*/__pycache__/*' -print0 | LC_ALL=C sort -z | xargs -0 sha1sum |
 		sed "s|  $TOP/|  |" | sha1sum | cut -c1-16
 }
 
@@ -97,7 +99,8 @@ while IFS=$'\t' read -r num topics areas notes lacks; do
 		rows+=("| $num | $topics | ${keep[$num]} | ${notes//; /<br>} | ${keepdate[$num]} |")
 		continue
 	fi
-	newkeys[$num]=$(fingerprint "$areas")
+	fp=$(fingerprint "$areas") || die "fingerprinting what $num runs failed"
+	newkeys[$num]=$fp
 	v=series-$num
 	printf '>> prefix %s (%s)\n' "$num" "$topics"
 	if ! { "$S/config.sh" "$v" && "$S/build.sh" "$v"; } >"$out/$num.build.log" 2>&1; then
@@ -139,7 +142,8 @@ done <<<"$plan"
 } >"$table.tmp"
 for num in "${!newkeys[@]}"; do
 	echo "$num ${newkeys[$num]}"
-done | sort >"$keys"
+done | sort >"$keys.tmp"
 mv "$table.tmp" "$table"
+mv "$keys.tmp" "$keys"
 [ $failed -eq 0 ] || die "$failed prefix(es) failed (build/bisect/boot.md)"
 info "every topic's last patch boots and passes the areas it can run"

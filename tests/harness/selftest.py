@@ -156,6 +156,8 @@ def checks(build):
         a.why("kunit"))
     fails(a, "kunit", r"^badparam\.pcase", r"failed parameter: p2",
           "case 6: a failing parameter fails its case")
+    fails(a, "lacks-dup", r"^KUnit suite s: complete", r"^case n reported more than once$",
+          "case 6: a case tests/AREA/patch-cases names, reported twice, fails its suite")
     fails(a, "kunit-none", r"^KUnit: the console's KTAP is complete", r"^no KTAP",
           "case 6: a console without KTAP fails")
     # 7: consoles
