@@ -259,14 +259,14 @@ def police_left_in_step(d, idx, what, since):
     OVS's log size before del-br/exit (an earlier test may have logged the
     same index)."""
     wait(lambda: not d.table() or idx in tc_police(), lambda: f"after {what}: "
-         f"hardware {d.table()}, tc {sorted(tc_police())}", timeout=10)
+         f"hardware {d.table()}, tc {sorted(tc_police())}", timeout=60)
     tcv = tc_police()
     if idx in tcv:
         wait(lambda: ovs_logged(f"Failed to delete police action (index: {idx})", since),
-             f"after {what}: police {idx} left without OVS saying why", timeout=10)
+             f"after {what}: police {idx} left without OVS saying why", timeout=60)
         # The deleted filters' release (RCU work) may still be on its way.
         wait(lambda: idx not in tc_police() or field(tc_police()[idx], "bind") == 0,
-             lambda: f"after {what}: tc to unbind police {idx}: {tc_police()}", timeout=10)
+             lambda: f"after {what}: tc to unbind police {idx}: {tc_police()}", timeout=60)
         tcv = tc_police()
         print(f"# after {what}: OVS's delete of police action {idx:#x} raced with tc's "
               "release: tc and hardware keep it until a tc flush", flush=True)
@@ -435,7 +435,7 @@ def del_meter_in_use_leaves_tc_and_hardware_in_step(o, d):
     expect(all(" users 0 " in l for l in d.actions()), f"{d.actions()}")
     if idx in tcv:
         wait(lambda: ovs_logged(f"Failed to delete police action (index: {idx})"),
-             f"police {idx} left without OVS saying why", timeout=10)
+             f"police {idx} left without OVS saying why", timeout=60)
         print(f"# OVS left police {idx:#x} behind (tc refused to delete it while bound)")
     run("tc", "actions", "flush", "action", "police")
     expect(not d.actions(), f"after tc actions flush: {d.table()}")
@@ -556,7 +556,7 @@ def churn_keeps_ovs_tc_and_hardware_in_step(o, d):
                         ofctl("del-flows", "br0", f"in_port={d.ports[0]},udp,tp_dst={port}")
                 flows = {f for f in flows if f[0] != m}
                 wait(lambda: len(metered(d)) <= len(flows),
-                     lambda: f"the meter's flows to stop using it: {d.table()}", timeout=30)
+                     lambda: f"the meter's flows to stop using it: {d.table()}", timeout=60)
                 ofctl("del-meter", "br0", f"meter={m}")
                 del meters[m]
             if i % DEV_PERIOD == DEV_PERIOD // 2:
@@ -574,7 +574,7 @@ def churn_keeps_ovs_tc_and_hardware_in_step(o, d):
                     refresh(d, flows)
                     last[0] = time.monotonic()
                 return False
-            wait(in_step, "hardware, tc and OVS to agree", timeout=30)
+            wait(in_step, "hardware, tc and OVS to agree", timeout=60)
         except AssertionError as e:
             raise AssertionError(f"cycle {i} (seed {seed}): {e}; last: "
                                  f"{churn_in_step(d, d2, meters, flows, why=True)}") from None
