@@ -31,7 +31,7 @@ import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../lib"))
 from i2c_guest import (BIN, TOP, buses, delete_device, diag, insmod, new_device,  # noqa: E402
-                       pec, plan, run, tap)
+                       pec, plan, run, tap, TRACING, trace_events)
 from abi_transcript import (EEPROM, STUB_ADDR, T_BIN, TESTUNIT, eeprom_image,  # noqa: E402
                             eeprom_path, fuzz, old_abi, reload, setup, transcript,
                             write_eeprom)
@@ -322,9 +322,6 @@ def test_mux(bus, peer, raw):
     write_eeprom(peer, eeprom_image())
 
 
-TRACING = "/sys/kernel/tracing"
-
-
 def traced_blocks(text, event, bus):
     """The blocks (count byte first) of EVENT's lines for adapter BUS in a
     trace, with the l= each line reports."""
@@ -356,22 +353,12 @@ def test_smbus3_trace(bus, peer):
     want = bytes([255]) + bytes(image[(0x41 + i) & 0xff] for i in range(255))
     data = [(i * 7 + 3) & 0xff for i in range(255)]
 
-    def wr(path, value):
-        with open(f"{TRACING}/{path}", "w") as f:
-            f.write(f"{value}\n")
-    wr("tracing_on", 0)
-    wr("trace", "")
-    for e in events:
-        wr(f"events/smbus/{e}/enable", 1)
-    wr("tracing_on", 1)
+    traced = [f"smbus/{e}" for e in events]
+    trace_events(traced, True)
     pr = run(SMBUS3, bus, EEPROM, "read", 0x40)
     pw = run(SMBUS3, bus, EEPROM, "write", 0x01, *data)
     pp = run(SMBUS3, bus, TESTUNIT, "proc-call", 0x03, 0xff)
-    wr("tracing_on", 0)
-    for e in events:
-        wr(f"events/smbus/{e}/enable", 0)
-    text = open(f"{TRACING}/trace").read()
-    wr("trace", "")
+    text = trace_events(traced, False)
     write_eeprom(peer, eeprom_image())
     replies = traced_blocks(text, "smbus3_reply", bus)
     answer = (256, bytes([255]) + bytes(range(0xfe, -1, -1)))

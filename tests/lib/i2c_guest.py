@@ -78,3 +78,28 @@ def pec(data):
         for _ in range(8):
             crc = ((crc << 1) ^ 0x07) & 0xff if crc & 0x80 else (crc << 1) & 0xff
     return crc
+
+
+TRACING = "/sys/kernel/tracing"
+
+
+def trace_events(events, start):
+    """Record EVENTS ("system/event", tracefs) from an empty buffer
+    (start), or stop, disable them and return the text recorded since,
+    leaving the buffer empty and tracing on."""
+    def wr(path, value):
+        with open(f"{TRACING}/{path}", "w") as f:
+            f.write(f"{value}\n")
+    wr("tracing_on", 0)
+    if start:
+        wr("trace", "")
+        for e in events:
+            wr(f"events/{e}/enable", 1)
+        wr("tracing_on", 1)
+        return ""
+    text = open(f"{TRACING}/trace").read()
+    for e in events:
+        wr(f"events/{e}/enable", 0)
+    wr("trace", "")
+    wr("tracing_on", 1)
+    return text

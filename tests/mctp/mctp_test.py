@@ -21,7 +21,7 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "../lib"))
 from i2c_guest import (BIN, buses, delete_device, diag, insmod, new_device, pec,  # noqa: E402
-                       plan, rmmod, run, tap)
+                       plan, rmmod, run, tap, trace_events)
 
 
 def stats(dev):
@@ -208,7 +208,6 @@ def ping(net, eid, sizes, count, timeout=60000):
                "--timeout", timeout, timeout=600)
 
 
-TRACING = "/sys/kernel/tracing"
 # net/mctp/route.c: a request's tag key, and the key that reassembles an
 # incoming message, expire mctp_key_lifetime (6 s) after they are made.
 KEY_LIFETIME_S = 6
@@ -220,21 +219,7 @@ EVENTS = ("mctp/mctp_key_release", "net/netif_receive_skb")
 def trace(start):
     """Record key releases and received packets (start), or stop and
     return [(seconds, event, text)] recorded since."""
-    def wr(path, value):
-        with open(f"{TRACING}/{path}", "w") as f:
-            f.write(f"{value}\n")
-    wr("tracing_on", 0)
-    if start:
-        wr("trace", "")
-        for e in EVENTS:
-            wr(f"events/{e}/enable", 1)
-        wr("tracing_on", 1)
-        return []
-    text = open(f"{TRACING}/trace").read()
-    for e in EVENTS:
-        wr(f"events/{e}/enable", 0)
-    wr("trace", "")
-    wr("tracing_on", 1)
+    text = trace_events(EVENTS, start)
     return [(float(m.group(1)), m.group(2), m.group(3))
             for m in re.finditer(r" (\d+\.\d+): (\w+): (.*)$", text, re.M)]
 
