@@ -12,6 +12,9 @@
 #                   checks write TAP lines to RUN_DIR/host.tap)
 #   --interactive   serial console on this terminal, a shell instead of JOB
 #
+# Environment: VM_TCG_THREAD (unset: QEMU's default; single: see below),
+# ACCEL=kvm (KVM instead of TCG).
+#
 # Everything about the run is in build/vm/NAME: job.sh, console.log and the
 # status file. A guest that hangs is killed after VM_TIMEOUT seconds and
 # the run fails; so does one that ends without writing its status.
@@ -64,10 +67,14 @@ if [ -z "$interactive" ]; then
 	cp "$job" "$run/job.sh"
 fi
 
-accel=tcg
+# TCG runs each vCPU in a host thread of its own (QEMU's default, but
+# never with -icount, which the benchmarks use) unless VM_TCG_THREAD=single:
+# then one host thread runs all of them in turn. scripts/run-tests.sh asks
+# for single when it runs VMs side by side.
+accel=tcg${VM_TCG_THREAD:+,thread=$VM_TCG_THREAD}
 # /dev/kvm exists on some machines where it hangs: KVM is opt-in.
 [ "${ACCEL:-}" = kvm ] && accel=kvm
-qemu=(qemu-system-x86_64 -nodefaults -no-user-config -machine "pc,accel=$accel"
+qemu=(qemu-system-x86_64 -nodefaults -no-user-config -machine pc -accel "$accel"
 	-cpu "$VM_CPU" -smp "$VM_SMP" -m "$VM_MEM" -display none -no-reboot
 	-kernel "$kernel"
 	-append "console=ttyS0 panic=-1 $VM_BASE_APPEND root=root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=524288,cache=loose ro init=$TOP/guest/init pl_job=$run/job.sh pl_out=$run ${interactive:+pl_interactive=1} $VM_APPEND"
