@@ -13,6 +13,9 @@
 # simulated clock: figures are deterministic, CPU cost and bus time
 # together.
 . "$(dirname "$0")/lib.sh"
+# Benchmarks run one VM with QEMU's own choice of TCG threads (one under
+# -icount, which refuses thread=multi): never one a test run left behind.
+unset VM_TCG_THREAD
 
 CLOCK=${BENCH_CLOCK:-icount}
 [ "${ACCEL:-tcg}" = kvm ] && CLOCK=wall

@@ -17,6 +17,9 @@
 # need; it does not model caches or I/O. BENCH_CLOCK=wall measures TCG
 # wall-clock time instead (noisy: +-30% run to run on this machine).
 . "$(dirname "$0")/lib.sh"
+# Benchmarks run one VM with QEMU's own choice of TCG threads (one under
+# -icount, which refuses thread=multi): never one a test run left behind.
+unset VM_TCG_THREAD
 
 N=${BENCH_N:-100000}
 REPS=${BENCH_REPS:-5}

@@ -10,8 +10,8 @@
 # one line per area, a time table and, last,
 # "N passed, N failed, N skipped". Exit status 1 on any failure.
 #
-# Environment: RUN_TESTS_JOBS (lanes), VM_TCG_THREAD (default single with
-# more than one lane, see below), RUN_TESTS_VARIANT (kernel variant,
+# Environment: RUN_TESTS_JOBS (lanes), VM_TCG_THREAD (by default single for
+# a VM that runs beside another, see below), RUN_TESTS_VARIANT (kernel variant,
 # default test), RUN_TESTS_OUT (directory for results.tap, console.log and
 # the areas' run directories, default build/), RUN_TESTS_LACKS (the
 # patches the kernel lacks, NNNN,...: only scripts/topic-boot.sh sets it,
@@ -34,15 +34,16 @@ while [ $# -gt 0 ]; do
 	esac
 done
 [[ $lanes =~ ^[1-9][0-9]*$ ]] || die "run-tests.sh: -j wants a number of lanes, not '$lanes'"
-# Side by side, each VM runs its vCPUs in one host thread (scripts/vm.sh):
-# two VMs of two vCPUs each in four threads on a 2-core host spin away
-# whole time slices on a lock or an IPI whose holder's thread is waiting
-# for a core. Measured (docs/harness.md): tdc's 34 police cases in two
-# such VMs at once took 245-255 s each with a thread per vCPU, 146-158 s
-# with one thread per VM; alone, 114 s.
-if [ "$lanes" -gt 1 ]; then
-	export VM_TCG_THREAD=${VM_TCG_THREAD:-single}
-fi
+# A VM started while another runs or is about to (more than one lane, and
+# another area running or queued) runs its vCPUs in one host thread
+# (VM_TCG_THREAD=single, scripts/vm.sh): two VMs of two vCPUs each in four
+# threads on a 2-core host spin away whole time slices on a lock or an IPI
+# whose holder's thread is waiting for a core. Measured (docs/harness.md):
+# tdc's 34 police cases in two such VMs at once took 245-255 s each with a
+# thread per vCPU, 146-158 s with one thread per VM; alone, 114 s. A VM
+# started alone keeps QEMU's default, a thread per vCPU. A VM_TCG_THREAD
+# set by the caller is used as it is.
+tcg_thread_given=${VM_TCG_THREAD+1}
 
 TESTS=${RUN_TESTS_DIR:-$TOP/tests}
 VM_SH=${RUN_TESTS_VM:-$TOP/scripts/vm.sh}
@@ -168,6 +169,13 @@ while [ ${#queue[@]} -gt 0 ] || [ $running -gt 0 ]; do
 	while [ $running -lt "$lanes" ] && [ ${#queue[@]} -gt 0 ]; do
 		a=${queue[0]}
 		queue=("${queue[@]:1}")
+		if [ -z "$tcg_thread_given" ]; then
+			if [ "$lanes" -gt 1 ] && { [ $running -gt 0 ] || [ ${#queue[@]} -gt 0 ]; }; then
+				export VM_TCG_THREAD=single
+			else
+				unset VM_TCG_THREAD
+			fi
+		fi
 		(run_area "$a") >"$tmp/$a.log" 2>&1 &
 		area_of[$!]=$a
 		running=$((running + 1))

@@ -71,6 +71,10 @@ fi
 # never with -icount, which the benchmarks use) unless VM_TCG_THREAD=single:
 # then one host thread runs all of them in turn. scripts/run-tests.sh asks
 # for single when it runs VMs side by side.
+case ${VM_TCG_THREAD:-} in
+'' | single | multi) ;;
+*) die "vm.sh: VM_TCG_THREAD is single or multi, not '$VM_TCG_THREAD'" ;;
+esac
 accel=tcg${VM_TCG_THREAD:+,thread=$VM_TCG_THREAD}
 # /dev/kvm exists on some machines where it hangs: KVM is opt-in.
 [ "${ACCEL:-}" = kvm ] && accel=kvm

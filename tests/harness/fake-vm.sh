@@ -9,6 +9,7 @@
 #   FAKE_STATUS=none     no status file, as when the guest panics
 # and in the environment FAKE_VM_DIE=NAME makes the run of NAME stop
 # before it clears its run directory, as vm.sh does without a kernel.
+# Each run appends "NAME VM_TCG_THREAD" (or "unset") to $BUILD/tcg-threads.
 . "$(dirname "$0")/../../scripts/lib.sh"
 
 conf=
@@ -25,6 +26,8 @@ FAKE_CONSOLE= FAKE_STATUS=
 # shellcheck disable=SC1090
 [ -n "$conf" ] && . "$conf"
 [ "${FAKE_VM_DIE:-}" = "$name" ] && die "no test kernel (fake: FAKE_VM_DIE)"
+# How QEMU would have been told to run the vCPUs (scripts/run-tests.sh).
+echo "$name ${VM_TCG_THREAD-unset}" >>"$BUILD/tcg-threads"
 
 run=$BUILD/vm/$name
 rm -rf "$run"

@@ -32,12 +32,18 @@ class Run:
 
     def __init__(self, build, areas, jobs, **env):
         e = {k: v for k, v in os.environ.items()
-             if not k.startswith(("RUN_TESTS_", "PIPELINE_", "FAKE_"))}
+             if not k.startswith(("RUN_TESTS_", "PIPELINE_", "FAKE_", "VM_"))}
         e.update(BUILD=build, RUN_TESTS_DIR=FIX,
                  RUN_TESTS_VM=os.path.join(HERE, "fake-vm.sh"), **env)
         p = subprocess.run([os.path.join(TOP, "scripts/run-tests.sh"), f"-j{jobs}", *areas],
                            env=e, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         self.rc, self.out, self.err = p.returncode, p.stdout, p.stderr
+        threads = os.path.join(build, "tcg-threads")
+        try:
+            self.threads = dict(line.split() for line in open(threads))
+            os.unlink(threads)
+        except OSError:
+            self.threads = {}
         self.entries = []  # (ok, text, diag)
         try:
             self.tap = open(os.path.join(build, "results.tap")).read()
@@ -234,6 +240,20 @@ def checks(build):
         "lacks: a well-formed area gives the same count on a kernel with every patch and on "
         "a prefix without the ones its tests, cases and parameters need",
         f.why("lacks-good") + f.out.splitlines()[-6:] + g.why("lacks-good"))
+
+    # QEMU's TCG threads: one per VM beside another, QEMU's default alone
+    h = Run(build, ["good", "expected"], 2)
+    i = Run(build, ["good"], 2)
+    j = Run(build, ["good", "expected"], 1)
+    k = Run(build, ["good", "expected"], 2, VM_TCG_THREAD="multi")
+    tap(h.threads == {"good": "single", "expected": "single"} and
+        i.threads == {"good": "unset"} and
+        j.threads == {"good": "unset", "expected": "unset"} and
+        k.threads == {"good": "multi", "expected": "multi"},
+        "VMs side by side get VM_TCG_THREAD=single, a VM alone QEMU's default, and a "
+        "value the caller set is kept",
+        [f"-j2 two areas: {h.threads}", f"-j2 one area: {i.threads}",
+         f"-j1 two areas: {j.threads}", f"-j2 with multi set: {k.threads}"])
 
     # a well-formed area passes
     g = Run(build, ["good"], 1)
