@@ -38,11 +38,9 @@ done
 # another area running or queued) runs its vCPUs in one host thread
 # (VM_TCG_THREAD=single, scripts/vm.sh): two VMs of two vCPUs each in four
 # threads on a 2-core host spin away whole time slices on a lock or an IPI
-# whose holder's thread is waiting for a core. Measured (docs/harness.md):
-# tdc's 34 police cases in two such VMs at once took 245-255 s each with a
-# thread per vCPU, 146-158 s with one thread per VM; alone, 114 s. A VM
-# started alone keeps QEMU's default, a thread per vCPU. A VM_TCG_THREAD
-# set by the caller is used as it is.
+# whose holder's thread is waiting for a core (measured: docs/harness.md,
+# "Two VMs side by side"). A VM started alone keeps QEMU's default, a
+# thread per vCPU. A VM_TCG_THREAD set by the caller is used as it is.
 tcg_thread_given=${VM_TCG_THREAD+1}
 
 TESTS=${RUN_TESTS_DIR:-$TOP/tests}
