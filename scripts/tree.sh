@@ -52,7 +52,8 @@ unpack() {
 	check_disk $((6 * 1024 * 1024))
 	rm -rf "$TREE" "$TREE.tmp"
 	mkdir -p "$TREE.tmp"
-	logged "$LOGS/unpack.log" tar -xJf "$SRC_TARBALL" -C "$TREE.tmp" --strip-components=1 ||
+	# Debian's tarball is xz in many blocks: xz decompresses them on every core.
+	logged "$LOGS/unpack.log" tar --use-compress-program="xz -T0" -xf "$SRC_TARBALL" -C "$TREE.tmp" --strip-components=1 ||
 		die "unpacking $SRC_TARBALL failed"
 	(
 		cd "$TREE.tmp"
