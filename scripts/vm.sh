@@ -5,7 +5,7 @@
 #
 #   --variant V     kernel variant (kconfig/variants), default: test
 #   --conf FILE     a suite's vm.conf: VM_CPU, VM_SMP, VM_MEM, VM_APPEND,
-#                   VM_TIMEOUT and the array VM_QEMU_ARGS; it may define
+#                   VM_TIMEOUT, VM_KUNIT and the array VM_QEMU_ARGS; it may define
 #                   the functions vm_pre RUN_DIR (host side, before QEMU
 #                   starts, e.g. a platform simulator) and vm_post RUN_DIR
 #                   (after QEMU ended, whatever the outcome; host-side
@@ -46,9 +46,13 @@ VM_CPU=max VM_SMP=2 VM_MEM=1G VM_APPEND= VM_TIMEOUT=600
 # addr_has_metadata(), computed for 4-level. With 4-level paging the
 # answer cannot change.
 VM_BASE_APPEND="pci=noacpi no5lvl"
+# The built-in KUnit suites run at every boot (1.4 s under TCG); only
+# tests/kunit reads them, and its vm.conf sets VM_KUNIT=1.
+VM_KUNIT=0
 VM_QEMU_ARGS=()
 # shellcheck disable=SC1090
 [ -n "$conf" ] && . "$conf"
+[ "$VM_KUNIT" = 1 ] || VM_BASE_APPEND="$VM_BASE_APPEND kunit.enable=0"
 
 # The guest mounts tmpfs on these (guest/fstab): a checkout below one of
 # them would be hidden from the guest, and every job would fail.
