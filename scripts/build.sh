@@ -40,8 +40,11 @@ for f in "${cfiles[@]}"; do
 done
 n=${#targets[@]}
 # One make for all of them: Kbuild's single-target builds take several
-# targets at once, and each make reads the whole tree's Makefiles first.
+# targets at once, and each make pays for the top-level Makefile and
+# prepare. The .s files of an earlier run go first: make would keep an
+# up-to-date one, and its warnings would be missing from this log.
 if [ "$n" -gt 0 ]; then
+	(cd "$obj" && rm -f "${targets[@]}")
 	"${MAKE[@]}" W=1 "${targets[@]}" >>"$w1log" 2>&1 || die "W=1 compile of the series' files failed (see $w1log)"
 fi
 new=$(git -C "$src" diff -U0 baseline HEAD | python3 "$TOP/scripts/added-lines-warnings.py" "$w1log")

@@ -46,12 +46,17 @@ VM_CPU=max VM_SMP=2 VM_MEM=1G VM_APPEND= VM_TIMEOUT=600
 # addr_has_metadata(), computed for 4-level. With 4-level paging the
 # answer cannot change.
 VM_BASE_APPEND="pci=noacpi no5lvl"
-# The built-in KUnit suites run at every boot (1.4 s under TCG); only
-# tests/kunit reads them, and its vm.conf sets VM_KUNIT=1.
-VM_KUNIT=0
+# The built-in KUnit suites run at every boot, 1.4 s under TCG. A test
+# area's VM (one with a vm.conf) runs them only if it reads them
+# (RESULTS=kunit-console, tests/kunit) or sets VM_KUNIT=1; a VM without a
+# vm.conf (make shell, make bisect-check's topic boots) runs them as before.
+VM_KUNIT=1
+[ -n "$conf" ] && VM_KUNIT=0
+RESULTS=
 VM_QEMU_ARGS=()
 # shellcheck disable=SC1090
 [ -n "$conf" ] && . "$conf"
+[ "$RESULTS" = kunit-console ] && VM_KUNIT=1
 [ "$VM_KUNIT" = 1 ] || VM_BASE_APPEND="$VM_BASE_APPEND kunit.enable=0"
 
 # The guest mounts tmpfs on these (guest/fstab): a checkout below one of
