@@ -61,7 +61,7 @@ compile_stage() {
 	export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
 	export KBUILD_BUILD_TIMESTAMP="pipeline" KBUILD_BUILD_USER=pipeline KBUILD_BUILD_HOST=qemu
-	local MAKE=(make -C "$wt" O="$obj" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc")
+	local MAKE=(make -C "$wt" O="$obj" -j"$JOBS" "${KBUILD_ARGS[@]}")
 
 	mapfile -t commits < <(git -C "$TREE" rev-list --reverse baseline..HEAD)
 	mapfile -t names < <(grep -v '^#' "$TOP/patches/series")

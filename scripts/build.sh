@@ -14,7 +14,7 @@ export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
 # Reproducible version string, so that ccache hits across rebuilds.
 export KBUILD_BUILD_TIMESTAMP="pipeline" KBUILD_BUILD_USER=pipeline KBUILD_BUILD_HOST=qemu
-MAKE=(make -C "$src" O="$obj" -j"$JOBS" CC="ccache gcc" HOSTCC="ccache gcc")
+MAKE=(make -C "$src" O="$obj" -j"$JOBS" "${KBUILD_ARGS[@]}")
 
 check_disk $((4 * 1024 * 1024))
 targets=(bzImage)
