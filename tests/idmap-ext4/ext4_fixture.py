@@ -7,7 +7,9 @@ these programs test is the VFS, on what 6.1 stable already has."""
 import os
 import subprocess
 import sys
-import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from cases import Skip, run_case  # noqa: E402,F401 - Skip: for the tests
 
 IDMAP = "idmap-mount"  # tools/idmap-mount, in PATH (build/bin) in the guest
 SHIFT = 10000  # fs id N is shown as SHIFT + N through MNT, for N < 1000
@@ -28,10 +30,6 @@ def lacks(patch):
     return None
 
 
-class Skip(Exception):
-    pass
-
-
 def expect(cond, what):
     if not cond:
         raise AssertionError(what)
@@ -50,16 +48,7 @@ def main(work, tests):
     run("mount", "-o", "loop", img, fs)
     run(IDMAP, f"--map=b:0:{SHIFT}:1000", fs, mnt)
     for n, fn in enumerate(tests, start=1):
-        try:
-            fn(fs, mnt)
-            print(f"ok {n} {fn.__name__}")
-        except Skip as e:
-            print(f"ok {n} {fn.__name__} # SKIP {e}")
-        except Exception as e:  # noqa: BLE001 - any failure fails the test
-            print(f"not ok {n} {fn.__name__}")
-            for line in (str(e) or traceback.format_exc()).splitlines():
-                print(f"# {line}")
-        sys.stdout.flush()
+        run_case(n, fn.__name__, fn, fs, mnt)
     run("umount", mnt)
     run("umount", fs)
     return 0

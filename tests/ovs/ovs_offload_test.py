@@ -25,7 +25,8 @@ import time
 BUS = "/sys/bus/netdevsim"
 DBG = "/sys/kernel/debug/netdevsim"
 HERE = os.path.dirname(os.path.abspath(__file__))
-sys.path.insert(0, HERE)
+sys.path[:0] = [HERE, os.path.join(HERE, "..", "lib")]
+from cases import run_case  # noqa: E402
 from inject import frame  # noqa: E402
 RUN = "/run/openvswitch"
 DB = "/tmp/ovs"
@@ -632,7 +633,8 @@ def main():
     o.bridge(d)
     for n, (name, fn) in enumerate(TESTS, start=1):
         seen = len(subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines())
-        try:
+
+        def case(fn=fn, seen=seen):
             err = None
             try:
                 fn(o, d)
@@ -647,15 +649,7 @@ def main():
             new = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()[seen:]
             reports = [l for l in new if REPORT.search(l)]
             expect(not reports, "kernel report while it ran:\n" + "\n".join(reports[:20]))
-            print(f"ok {n} {name}")
-        except Exception as e:  # noqa: BLE001 - any failure fails the test
-            print(f"not ok {n} {name}")
-            # An error in a test's cleanup (finally) carries the test's own.
-            ctx = None if e.__suppress_context__ else e.__context__
-            for err in (e, ctx) if ctx else (e,):
-                for line in (str(err) or repr(err)).splitlines():
-                    print(f"# {line}")
-        sys.stdout.flush()
+        run_case(n, name, case)
     o.del_br()
     o.stop(cleanup=True)
     run("ovs-appctl", "-t", "ovsdb-server", "exit")

@@ -20,7 +20,9 @@ import shutil
 import subprocess
 import sys
 import time
-import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from cases import run_case  # noqa: E402
 
 W = "/tmp/rt"                 # work area (tmpfs in the guest)
 ROOTFS = f"{W}/rootfs"
@@ -409,19 +411,15 @@ def main():
     rootfs()
     for n, (name, fn) in enumerate(TESTS, start=1):
         seen_lines = len(subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines())
-        try:
+
+        def case(fn=fn, seen_lines=seen_lines):
             fn(None)
             new = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()[seen_lines:]
             reports = [l for l in new if REPORT.search(l)]
             expect(not reports, "kernel report while it ran:\n" + "\n".join(reports[:20]))
             left = leftovers()
             expect(not left, f"left behind: {left}")
-            print(f"ok {n} {name}")
-        except Exception as e:  # noqa: BLE001 - any failure fails the test
-            print(f"not ok {n} {name}")
-            for line in (str(e) or traceback.format_exc()).splitlines():
-                print(f"# {line}")
-        sys.stdout.flush()
+        run_case(n, name, case)
     for label, s in TIMES:
         print(f"# time {label}: {s:.1f} s")
     return 0

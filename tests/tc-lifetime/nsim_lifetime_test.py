@@ -14,12 +14,13 @@ import re
 import subprocess
 import sys
 import time
-import traceback
 
 # The netdevsim helpers of tests/tc.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tc"))
 from tc_offload_test import (BUS, DBG, POLICE, POLICE_HW, Nsim, action,  # noqa: E402
                              expect, filters, run, tc)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from cases import run_case  # noqa: E402
 
 LEFTOVERS = f"{DBG}/tc_leftovers"
 REPORT = re.compile(r"WARNING:|BUG:|KASAN|Oops|refcount_t:|kmemleak")
@@ -257,7 +258,8 @@ def main():
         # is read: what one leaves behind shows in its own result.
         seen = len(kmsg_lines())
         d = Nsim(2)
-        try:
+
+        def case(fn=fn, d=d, seen=seen):
             try:
                 fn(d)
             finally:
@@ -267,22 +269,13 @@ def main():
                 d.delete()
             reports = [l for l in kmsg_lines()[seen:] if REPORT.search(l)]
             expect(not reports, "kernel report while it ran:\n" + "\n".join(reports[:20]))
-            print(f"ok {n} {name}")
-        except Exception as e:  # noqa: BLE001 - any failure fails the test
-            print(f"not ok {n} {name}")
-            for line in (str(e) or traceback.format_exc()).splitlines():
-                print(f"# {line}")
-        sys.stdout.flush()
-    n = len(TESTS) + 1
-    name = "device_removal_leaves_nothing_behind"
-    try:
+        run_case(n, name, case)
+
+    def nothing_left():
         expect(start_left is not None, f"no {LEFTOVERS}")
         expect(leftovers() == start_left,
                f"tc_leftovers went from {start_left} to {leftovers()}")
-        print(f"ok {n} {name}")
-    except Exception as e:  # noqa: BLE001
-        print(f"not ok {n} {name}")
-        print(f"# {e}")
+    run_case(len(TESTS) + 1, "device_removal_leaves_nothing_behind", nothing_left)
     return 0
 
 

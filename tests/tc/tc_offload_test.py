@@ -17,15 +17,13 @@ import select
 import subprocess
 import sys
 import time
-import traceback
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+from cases import run_case  # noqa: E402
 
 BUS = "/sys/bus/netdevsim"
 DBG = "/sys/kernel/debug/netdevsim"
 CHURN = int(os.environ.get("TC_CHURN_CYCLES", "600"))
-
-
-class Skip(Exception):
-    pass
 
 
 def run(*cmd, ok=True):
@@ -1039,16 +1037,7 @@ def main():
     print(f"1..{len(TESTS)}")
     d = Nsim(1)
     for n, (name, fn) in enumerate(TESTS, start=1):
-        try:
-            fn(d, None)
-            print(f"ok {n} {name}")
-        except Skip as e:
-            print(f"ok {n} {name} # SKIP {e}")
-        except Exception as e:  # noqa: BLE001 - any failure fails the test
-            print(f"not ok {n} {name}")
-            for line in (str(e) or traceback.format_exc()).splitlines():
-                print(f"# {line}")
-        sys.stdout.flush()
+        run_case(n, name, fn, d, None)
         try:
             flush(d)
         except Exception as e:  # noqa: BLE001

@@ -1,0 +1,38 @@
+"""One case of a guest-side Python test program as a TAP line (tests/tc,
+tc-lifetime, ovs, runtimes, idmap-ext4): "ok N NAME", "ok N NAME # SKIP
+WHY" when the case raised Skip (WHY must be a reason tests/skip-reasons
+knows), or "not ok N NAME" followed by the failure as "# " lines. The
+plan, and what each program checks around its cases, stay its own."""
+import sys
+import traceback
+
+
+class Skip(Exception):
+    """The case cannot run here; the message says why."""
+
+
+def _lines(err):
+    return str(err) or "".join(traceback.format_exception(err))
+
+
+def run_case(n, name, fn, *args):
+    """Run fn(*args) as case n and print its TAP line; True unless it failed.
+
+    An error raised while another was being handled (a case's cleanup in a
+    finally block, say) is printed with the one it replaced."""
+    try:
+        fn(*args)
+    except Skip as e:
+        print(f"ok {n} {name} # SKIP {e}")
+    except Exception as e:  # noqa: BLE001 - any failure fails the case
+        print(f"not ok {n} {name}")
+        ctx = None if e.__suppress_context__ else e.__context__
+        for err in (e, ctx) if ctx else (e,):
+            for line in _lines(err).splitlines():
+                print(f"# {line}")
+        sys.stdout.flush()
+        return False
+    else:
+        print(f"ok {n} {name}")
+    sys.stdout.flush()
+    return True
