@@ -26,7 +26,8 @@ def run_case(n, name, fn, *args):
         print(f"ok {n} {name} # SKIP {e}")
     except Exception as e:  # noqa: BLE001 - any failure fails the case
         print(f"not ok {n} {name}")
-        ctx = None if e.__suppress_context__ else e.__context__
+        # A traceback (an error without a message) shows the chain itself.
+        ctx = None if e.__suppress_context__ or not str(e) else e.__context__
         for err in (e, ctx) if ctx else (e,):
             for line in _lines(err).splitlines():
                 print(f"# {line}")
