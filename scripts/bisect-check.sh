@@ -58,9 +58,7 @@ compile_stage() {
 		git -C "$TREE" worktree add -q --detach "$wt" baseline >&2
 	fi
 	mkdir -p "$obj"
-	export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
-	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
-	export KBUILD_BUILD_TIMESTAMP="pipeline" KBUILD_BUILD_USER=pipeline KBUILD_BUILD_HOST=qemu
+	kbuild_env
 	local MAKE=(make -C "$wt" O="$obj" -j"$JOBS" "${KBUILD_ARGS[@]}")
 
 	mapfile -t commits < <(git -C "$TREE" rev-list --reverse baseline..HEAD)

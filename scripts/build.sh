@@ -10,10 +10,7 @@ line=$(variant_line "$variant")
 read -r _ which _ <<<"$line"
 src=$(variant_tree "$which")
 obj=$(variant_obj "$variant")
-export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
-export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
-# Reproducible version string, so that ccache hits across rebuilds.
-export KBUILD_BUILD_TIMESTAMP="pipeline" KBUILD_BUILD_USER=pipeline KBUILD_BUILD_HOST=qemu
+kbuild_env
 MAKE=(make -C "$src" O="$obj" -j"$JOBS" "${KBUILD_ARGS[@]}")
 
 check_disk $((4 * 1024 * 1024))

@@ -15,19 +15,27 @@ SRC_WANT_VERSION=6.1.192
 JOBS=${JOBS:-$(nproc)}
 mkdir -p "$BUILD" "$LOGS"
 
-# The make variables of every kernel build: ccache compiles (target and
-# host), and an nm that loads no LTO plugin. GNU nm tries each plugin in
-# bfd-plugins on every file it opens, to see whether it is LTO bitcode;
-# where clang is installed one of them is LLVMgold, which loads libLLVM:
-# 80 ms per nm. Kbuild runs nm on every object it compiles
-# (scripts/check-local-export), a third of each object's cost when ccache
-# serves it. Given --plugin, nm loads only that one: binutils' own libdep,
-# which claims no object file. nm's output is the same.
+# The environment and make variables of every kernel build (kbuild_env;
+# scripts/build.sh, scripts/bisect-check.sh): ccache compiles (target and
+# host), a version string that does not change between builds (so that
+# ccache hits across them), and an nm that loads no LTO plugin. GNU nm
+# tries each plugin in bfd-plugins on every file it opens, to see whether
+# it is LTO bitcode; where clang is installed one of them is LLVMgold,
+# which loads libLLVM: 80 ms per nm. Kbuild runs nm on every object it
+# compiles (scripts/check-local-export), a third of each object's cost
+# when ccache serves it. Given --plugin, nm loads only that one: binutils'
+# own libdep, which claims no object file. nm's output is the same.
 KBUILD_ARGS=(CC="ccache gcc" HOSTCC="ccache gcc")
 BFD_LIBDEP=/usr/lib/x86_64-linux-gnu/bfd-plugins/libdep.so
 if [ -f "$BFD_LIBDEP" ]; then
 	KBUILD_ARGS+=(NM="nm --plugin $BFD_LIBDEP")
 fi
+
+kbuild_env() {
+	export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
+	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
+	export KBUILD_BUILD_TIMESTAMP="pipeline" KBUILD_BUILD_USER=pipeline KBUILD_BUILD_HOST=qemu
+}
 
 die() {
 	printf 'error: %s\n' "$*" >&2
