@@ -31,9 +31,18 @@ if [ -f "$BFD_LIBDEP" ]; then
 	KBUILD_ARGS+=(NM="nm --plugin $BFD_LIBDEP")
 fi
 
+# ccache's depend mode (CCACHE_NODEPEND=1 turns it off): on a miss, ccache
+# otherwise runs the preprocessor once to hash its output and then the
+# compiler, which preprocesses again. In depend mode it hashes the headers
+# the compiler's own dependency file lists (Kbuild passes -Wp,-MMD) and
+# never runs the preprocessor; a hit is found as in direct mode, which
+# already served every hit (ccache -s). fs/ of the test kernel (226
+# objects) with an empty cache, three runs each: 111, 116 and 122 s
+# against 126, 134 and 154 s; warm, both 21-22 s, all hits either way.
 kbuild_env() {
 	export CCACHE_DIR=${CCACHE_DIR:-$HOME/.cache/ccache}
 	export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-10G}
+	[ -n "${CCACHE_NODEPEND:-}" ] || export CCACHE_DEPEND=1
 	export KBUILD_BUILD_TIMESTAMP="pipeline" KBUILD_BUILD_USER=pipeline KBUILD_BUILD_HOST=qemu
 }
 
