@@ -53,9 +53,7 @@ compile_stage() {
 	rm -rf "$out/compile" "$out/compile.md"
 	mkdir -p "$out/compile"
 	if [ ! -f "$wt/Makefile" ]; then
-		rm -rf "$wt"
-		git -C "$TREE" worktree prune
-		git -C "$TREE" worktree add -q --detach "$wt" baseline >&2
+		worktree_add "$wt" baseline
 	fi
 	mkdir -p "$obj"
 	kbuild_env

@@ -97,6 +97,15 @@ check_disk() {
 	fi
 }
 
+# worktree_add DIR COMMIT: (re)make DIR a detached git worktree of the
+# tree at COMMIT. Writing the tree's ~80,000 files took 25-29 s with one
+# checkout worker and 19 s with one per core (checkout.workers=0).
+worktree_add() {
+	rm -rf "$1"
+	git -C "$TREE" worktree prune
+	git -C "$TREE" -c checkout.workers=0 worktree add -q --detach "$1" "$2" >&2
+}
+
 # variant_tree patched|baseline|series-NNNN|without-SPEC: the source
 # tree a kernel variant builds from. The baseline is a git worktree of the
 # unpatched tree, series-NNNN one of the tree with the series applied up to
@@ -112,9 +121,7 @@ variant_tree() {
 		commit=$(git -C "$TREE" rev-list --reverse baseline..HEAD | sed -n "${n}p")
 		[ -n "$commit" ] || die "tree '$1': the series has fewer than $n patches"
 		if [ ! -f "$wt/Makefile" ] || [ "$(git -C "$wt" rev-parse HEAD 2>/dev/null)" != "$commit" ]; then
-			rm -rf "$wt"
-			git -C "$TREE" worktree prune
-			git -C "$TREE" worktree add -q --detach "$wt" "$commit" >&2
+			worktree_add "$wt" "$commit"
 		fi
 		echo "$wt"
 		;;
@@ -155,9 +162,7 @@ variant_tree() {
 					git -C "$wt" reset -q --hard "$base" ||
 					die "tree '$1': cannot reset $wt"
 			else
-				rm -rf "$wt"
-				git -C "$TREE" worktree prune
-				git -C "$TREE" worktree add -q --detach "$wt" "$base" >&2
+				worktree_add "$wt" "$base"
 			fi
 			if [ "${#keep[@]}" -gt 0 ]; then
 				git -C "$wt" cherry-pick -n "${keep[@]}" >&2 ||
@@ -171,9 +176,7 @@ variant_tree() {
 		if [ ! -f "$BUILD/linux-baseline/Makefile" ] ||
 			[ "$(git -C "$BUILD/linux-baseline" rev-parse HEAD 2>/dev/null)" != \
 				"$(git -C "$TREE" rev-parse baseline)" ]; then
-			rm -rf "$BUILD/linux-baseline"
-			git -C "$TREE" worktree prune
-			git -C "$TREE" worktree add -q --detach "$BUILD/linux-baseline" baseline >&2
+			worktree_add "$BUILD/linux-baseline" baseline
 		fi
 		echo "$BUILD/linux-baseline"
 		;;

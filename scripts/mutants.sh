@@ -36,9 +36,7 @@ wt=$BUILD/linux-mutant
 head=$(git -C "$TREE" rev-parse HEAD)
 reset_tree() {
 	if [ ! -f "$wt/Makefile" ]; then
-		rm -rf "$wt"
-		git -C "$TREE" worktree prune
-		git -C "$TREE" worktree add -q --detach "$wt" "$head" >&2
+		worktree_add "$wt" "$head"
 	fi
 	git -C "$wt" checkout -q --detach "$head"
 	git -C "$wt" reset -q --hard "$head"
