@@ -205,14 +205,15 @@ def spin(cpu, seconds):
 def watch(plat, cpu, seconds, period=0.05, until=None, limit=None):
     """Sample the DESIRED the simulator sees on cpu, from a light task on
     that cpu (its wake-ups are what lets the governor re-evaluate an
-    otherwise idle CPU). With until, go on after seconds while the last
-    sample fails until(), up to limit seconds in all."""
+    otherwise idle CPU), at least once. With until, go on after seconds
+    while the last sample fails until(), up to limit seconds in all."""
+    limit = seconds if limit is None else limit
     os.sched_setaffinity(0, {cpu})
     seen = []
     start = time.monotonic()
     while True:
         now = time.monotonic()
-        if now - start >= seconds and (
+        if seen and now - start >= seconds and (
                 until is None or until(seen[-1]) or now - start >= limit):
             break
         seen.append(plat.cpu(cpu)["desired"])

@@ -30,7 +30,7 @@ for f in sys.argv[2:]:
         if t["id"] not in sys.argv[1].split():
             print(t["id"])' "$slow" $files)
 [ -n "$ids" ] || exit 1
-# -N: five of the selected cases require tdc's nsPlugin, and once loaded
+# -N: four of the selected cases require tdc's nsPlugin, and once loaded
 # it runs every command of every case through "ip netns exec tcut" unless
 # told -N: an exec of ip, a mount namespace and a sysfs mount more per
 # command, ~470 of them, under the debug kernel. This VM is the test's
