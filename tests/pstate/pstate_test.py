@@ -688,7 +688,10 @@ def main():
         t_start = plat.header()["elapsed_ns"] / 1e9
         for cycle in range(cycles):
             for cpu in cpus:
-                idle = watch(plat, cpu, 1.0)
+                # The loop must start from a low DESIRED, but the last
+                # governor or loop may have left it at highest: as
+                # below, up to 10 s for idle to lower it.
+                idle = watch(plat, cpu, 1.0, until=lambda d: d < exp.nominal_perf, limit=10.0)
                 pid = spin(cpu, 1.5)
                 busy = watch(plat, cpu, 1.5)
                 os.waitpid(pid, 0)
