@@ -686,21 +686,20 @@ def main():
         for cpu in cpus:
             wr(policy(cpu, "scaling_governor"), gov)
         t_start = plat.header()["elapsed_ns"] / 1e9
+        # Idle must lower DESIRED; how soon depends on the guest's clock,
+        # which runs on while a busy host keeps QEMU off its core (make
+        # check saw ondemand still at highest 1 s and 1.5 s after a
+        # change): wait up to 10 s for it below nominal.
+        low = {"until": lambda d: d < exp.nominal_perf, "limit": 10.0}
         for cycle in range(cycles):
             for cpu in cpus:
-                # The loop must start from a low DESIRED, but the last
-                # governor or loop may have left it at highest: as
-                # below, up to 10 s for idle to lower it.
-                idle = watch(plat, cpu, 1.0, until=lambda d: d < exp.nominal_perf, limit=10.0)
+                # From a low DESIRED: the last governor or loop may have
+                # left it at highest.
+                idle = watch(plat, cpu, 1.0, **low)
                 pid = spin(cpu, 1.5)
                 busy = watch(plat, cpu, 1.5)
                 os.waitpid(pid, 0)
-                # Idle must lower DESIRED; how soon depends on the
-                # guest's clock, which runs on while a busy host keeps
-                # QEMU off its core (one make check saw ondemand still at
-                # highest 1.5 s after the loop): up to 10 s.
-                after = watch(plat, cpu, 1.5, until=lambda d: d < exp.nominal_perf,
-                              limit=10.0)
+                after = watch(plat, cpu, 1.5, **low)
                 busy_max, idle_end = max(busy), after[-1]
                 tap(busy_max == exp.highest_perf and busy_max > idle[-1],
                     f"{gov} cycle {cycle + 1} cpu{cpu}: busy loop raises DESIRED "
