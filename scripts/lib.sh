@@ -28,7 +28,10 @@ mkdir -p "$BUILD" "$LOGS"
 # Host programs (HOSTCC) are compiled without ccache's depend mode (below):
 # their -MMD lists no system header, so depend mode would not see a
 # changed /usr/include.
-KBUILD_ARGS=(CC="ccache gcc" HOSTCC="env -u CCACHE_DEPEND ccache gcc")
+# LOCALVERSION set (empty): the release is 6.1.192 in every tree, a git
+# worktree or not (scripts/setlocalversion appends "+" to a git tree's
+# otherwise), so the objects that include it are the same in all of them.
+KBUILD_ARGS=(CC="ccache gcc" HOSTCC="env -u CCACHE_DEPEND ccache gcc" LOCALVERSION=)
 BFD_LIBDEP=/usr/lib/x86_64-linux-gnu/bfd-plugins/libdep.so
 if [ -f "$BFD_LIBDEP" ]; then
 	KBUILD_ARGS+=(NM="nm --plugin $BFD_LIBDEP")
@@ -132,15 +135,18 @@ variant_tree() {
 	without-[0-9]*)
 		# The whole series but the patches SPEC names (without-SPEC,
 		# SPEC: NNNN-MMMM ranges and NNNN numbers joined by "+", e.g.
-		# without-0013-0018+0024): the tree differs from the test
-		# kernel's only in what those patches touch, so with the same
-		# configuration ccache serves every other object. Remade
-		# (checkout + cherry-pick, keeping its object directory) when the
-		# series changes.
-		local spec=${1#without-} wt=$BUILD/linux-$1 head base part lo hi i
-		local commits=() skip=() keep=() first=0
+		# without-0013-0018+0024): a copy of the test kernel's tree, the
+		# files as they are there (mtimes kept, no .git, no objects),
+		# with those patches reverted, last first; the files the revert
+		# wrote are listed in DIR.changed. The tree then differs from
+		# the test kernel's only in those files, and config.sh can start
+		# its build from the test kernel's objects (seed_obj). Made again
+		# when the series changes.
+		local spec=${1#without-} wt=$BUILD/linux-$1 head part lo hi i c
+		local commits=() skip=()
 		head=$(git -C "$TREE" rev-parse HEAD)
-		if [ ! -f "$wt/Makefile" ] || [ "$(cat "$wt.head" 2>/dev/null)" != "$head" ]; then
+		if [ ! -f "$wt/Makefile" ] || [ ! -f "$wt.changed" ] ||
+			[ "$(cat "$wt.head" 2>/dev/null)" != "$head" ]; then
 			mapfile -t commits < <(git -C "$TREE" rev-list --reverse baseline..HEAD)
 			for part in ${spec//+/ }; do
 				case $part in
@@ -152,26 +158,21 @@ variant_tree() {
 				[ "$lo" -ge 1 ] && [ "$lo" -le "$hi" ] && [ "${#commits[@]}" -ge "$hi" ] ||
 					die "tree '$1': the series has ${#commits[@]} patches"
 				for ((i = lo; i <= hi; i++)); do skip[i]=1; done
-				{ [ "$first" -eq 0 ] || [ "$lo" -lt "$first" ]; } && first=$lo
 			done
-			base=$(git -C "$TREE" rev-parse baseline)
-			[ "$first" -gt 1 ] && base=${commits[first - 2]}
-			for ((i = first; i <= ${#commits[@]}; i++)); do
-				[ -n "${skip[i]:-}" ] || keep+=("${commits[i - 1]}")
+			rm -rf "$wt" "$wt.head" "$wt.changed"
+			git -C "$TREE" worktree prune
+			mkdir -p "$wt"
+			find "$TREE" -mindepth 1 -maxdepth 1 ! -name .git ! -name 'obj-*' \
+				-exec cp -a -t "$wt" {} + || die "tree '$1': cannot copy $TREE"
+			for ((i = ${#commits[@]}; i >= 1; i--)); do
+				[ -n "${skip[i]:-}" ] || continue
+				c=${commits[i - 1]}
+				git -C "$TREE" diff --name-only "$c^" "$c" >>"$wt.changed"
+				git -C "$TREE" diff --binary "$c^" "$c" |
+					(cd "$wt" && git --git-dir="$TREE/.git" --work-tree=. apply -R) ||
+					die "tree '$1': patch $(printf %04d "$i") does not revert: a later patch depends on it"
 			done
-			rm -f "$wt.head"
-			if [ -f "$wt/Makefile" ]; then
-				git -C "$wt" cherry-pick --abort >/dev/null 2>&1
-				git -C "$wt" checkout -q -f --detach "$base" >&2 &&
-					git -C "$wt" reset -q --hard "$base" ||
-					die "tree '$1': cannot reset $wt"
-			else
-				worktree_add "$wt" "$base"
-			fi
-			if [ "${#keep[@]}" -gt 0 ]; then
-				git -C "$wt" cherry-pick -n "${keep[@]}" >&2 ||
-					die "tree '$1': the other patches do not apply without $spec"
-			fi
+			sort -u -o "$wt.changed" "$wt.changed"
 			echo "$head" >"$wt.head"
 		fi
 		echo "$wt"
