@@ -7,7 +7,7 @@
 PKGS=(
 	# kernel source and build
 	linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev
-	cpio ccache dwarves python3 rsync kmod xz-utils git
+	cpio ccache dwarves python3 rsync kmod xz-utils lz4 git
 	# VM
 	qemu-system-x86 acpica-tools
 	# guest tests and user-space tools
