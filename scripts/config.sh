@@ -21,20 +21,29 @@ mkdir -p "$obj" "$scratch"
 # it shares with the test tree keep their mtimes, the files the revert
 # wrote are made newer than every object, and make rebuilds only what
 # depends on them (tests/i2c-abi's kernel: 23 objects and the links, not
-# 1,626 objects). Configuring it from the fragments would give the
-# same .config; a Kconfig file the revert changed makes Kbuild sync it.
+# 1,626 objects). Only while the test kernel's .config is what its
+# fragments give now (the stamp written below) and the revert changed no
+# Kconfig file; otherwise it is configured from the fragments like any
+# other variant.
 test_obj=$BUILD/obj-test
 read -r _ _ test_frags < <(variant_line test)
-if [[ $which == without-* ]] && [ "$frags" = "$test_frags" ] && [ -f "$test_obj/.config" ]; then
+frag_key() { (cd "$TOP/kconfig" && for f in "$@"; do sha256sum "$f.config"; done) | sha256sum | cut -d' ' -f1; }
+# shellcheck disable=SC2086 # fragment names are words
+if [[ $which == without-* ]] && [ "$frags" = "$test_frags" ] &&
+	[ "$(cat "$test_obj/.pipeline-fragments" 2>/dev/null)" = "$(frag_key $frags)" ] &&
+	! grep -q '\(^\|/\)Kconfig' "$src.changed"; then
 	rm -rf "$obj"
 	test_real=$(readlink -f "$test_obj")
 	cp -a "$test_real" "$obj" || die "cannot copy $test_obj to $obj"
+	# Not the test kernel under this variant's name, should the build
+	# stop early: the images and installed modules go.
+	rm -rf "$obj/vmlinux" "$obj/arch/x86/boot/bzImage" "$obj/modroot"
 	# objtool is built by tools/'s own build system with absolute paths,
 	# and each object depends on the objtool binary: let its recorded
 	# commands name this tree, or it and then everything is rebuilt.
 	{ grep -rlIZ -F "$TREE/" "$obj/tools" || true; } | xargs -0 -r sed -i -e "s|$test_real/|$obj/|g" -e "s|$TREE/|$src/|g"
 	mapfile -t changed <"$src.changed"
-	(cd "$src" && touch -c -- "${changed[@]}")
+	[ ${#changed[@]} -eq 0 ] || (cd "$src" && touch -c -- "${changed[@]}")
 	info "$variant: the test kernel's configuration and objects; ${#changed[@]} file(s) differ: ${changed[*]}"
 	exit 0
 fi
@@ -81,6 +90,9 @@ while IFS= read -r req; do
 done < <(cat "${files[@]}")
 [ $bad -eq 0 ] || die "$bad requested config option(s) did not end up set (fragments: $frags)"
 
+# For the variants that start from this one's objects (above).
+# shellcheck disable=SC2086
+frag_key $frags >"$obj/.pipeline-fragments"
 if ! cmp -s "$scratch/.config" "$obj/.config"; then
 	cp "$scratch/.config" "$obj/.config"
 	info "$variant: configuration updated ($frags)"

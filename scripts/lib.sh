@@ -140,13 +140,20 @@ variant_tree() {
 		# with those patches reverted, last first; the files the revert
 		# wrote are listed in DIR.changed. The tree then differs from
 		# the test kernel's only in those files, and config.sh can start
-		# its build from the test kernel's objects (seed_obj). Made again
-		# when the series changes.
-		local spec=${1#without-} wt=$BUILD/linux-$1 head part lo hi i c
+		# its build from the test kernel's objects. Made again when the
+		# test kernel's tree changes: its HEAD, or what its files hold
+		# that HEAD does not (the test kernel is built from the files as
+		# they are, and a stale copy would mix two versions of a header
+		# in one kernel).
+		local spec=${1#without-} wt=$BUILD/linux-$1 key part lo hi i c
 		local commits=() skip=()
-		head=$(git -C "$TREE" rev-parse HEAD)
+		key="$(git -C "$TREE" rev-parse HEAD) $({
+			git -C "$TREE" diff --no-ext-diff --binary HEAD
+			git -C "$TREE" ls-files -z --others --exclude-standard |
+				(cd "$TREE" && xargs -0 -r sha256sum --)
+		} | sha256sum | cut -d' ' -f1)"
 		if [ ! -f "$wt/Makefile" ] || [ ! -f "$wt.changed" ] ||
-			[ "$(cat "$wt.head" 2>/dev/null)" != "$head" ]; then
+			[ "$(cat "$wt.head" 2>/dev/null)" != "$key" ]; then
 			mapfile -t commits < <(git -C "$TREE" rev-list --reverse baseline..HEAD)
 			for part in ${spec//+/ }; do
 				case $part in
@@ -167,13 +174,18 @@ variant_tree() {
 			for ((i = ${#commits[@]}; i >= 1; i--)); do
 				[ -n "${skip[i]:-}" ] || continue
 				c=${commits[i - 1]}
-				git -C "$TREE" diff --name-only "$c^" "$c" >>"$wt.changed"
-				git -C "$TREE" diff --binary "$c^" "$c" |
-					(cd "$wt" && git --git-dir="$TREE/.git" --work-tree=. apply -R) ||
-					die "tree '$1': patch $(printf %04d "$i") does not revert: a later patch depends on it"
+				git -C "$TREE" diff-tree -r --no-renames --name-only --no-commit-id "$c" >>"$wt.changed" ||
+					die "tree '$1': cannot list patch $(printf %04d "$i")'s files"
+				# --git-dir: without it, git apply would find the
+				# enclosing repository of the build directory and skip
+				# every path outside the current directory, silently.
+				# No --index: $TREE's index stays as it is.
+				git -C "$TREE" diff-tree -p --binary --no-renames --no-commit-id "$c" |
+					(cd "$wt" && git --git-dir="$TREE/.git" --work-tree=. apply -R --whitespace=nowarn) ||
+					die "tree '$1': patch $(printf %04d "$i") does not revert from the test kernel's tree (does a later patch depend on it?)"
 			done
-			sort -u -o "$wt.changed" "$wt.changed"
-			echo "$head" >"$wt.head"
+			sort -u -o "$wt.changed" "$wt.changed" || die "tree '$1': cannot write $wt.changed"
+			echo "$key" >"$wt.head" || die "tree '$1': cannot write $wt.head"
 		fi
 		echo "$wt"
 		;;
