@@ -22,22 +22,27 @@ mkdir -p "$obj" "$scratch"
 # wrote are made newer than every object, and make rebuilds only what
 # depends on them (tests/i2c-abi's kernel: 23 objects and the links, not
 # 1,626 objects). Only while the test kernel's .config is what its
-# fragments give now (the stamp written below) and the revert changed no
-# Kconfig file; otherwise it is configured from the fragments like any
-# other variant.
+# fragments give on the test tree as it is now (the stamp written at the
+# end: fragments, tree, .config) and the revert changed nothing the
+# configuration is made from (Kconfig files, configs/ fragments);
+# otherwise it is configured from the fragments like any other variant.
+stamp=$obj/.pipeline-config
+rm -f "$stamp"
+# frag_key FRAGMENT...: a hash of the fragments' contents.
+frag_key() { (cd "$TOP/kconfig" && for f in "$@"; do sha256sum "$f.config"; done) | sha256sum | cut -d' ' -f1; }
 test_obj=$BUILD/obj-test
 read -r _ _ test_frags < <(variant_line test)
-frag_key() { (cd "$TOP/kconfig" && for f in "$@"; do sha256sum "$f.config"; done) | sha256sum | cut -d' ' -f1; }
 # shellcheck disable=SC2086 # fragment names are words
-if [[ $which == without-* ]] && [ "$frags" = "$test_frags" ] &&
-	[ "$(cat "$test_obj/.pipeline-fragments" 2>/dev/null)" = "$(frag_key $frags)" ] &&
-	! grep -q '\(^\|/\)Kconfig' "$src.changed"; then
+if [[ $which == without-* ]] && [ "$frags" = "$test_frags" ] && [ -f "$test_obj/.config" ] &&
+	[ "$(cat "$test_obj/.pipeline-config" 2>/dev/null)" = \
+		"$(frag_key $frags) $(tree_key "$TREE") $(sha256sum <"$test_obj/.config" | cut -d' ' -f1)" ] &&
+	! grep -q '\(^\|/\)\(Kconfig\|configs/\)' "$src.changed"; then
 	rm -rf "$obj"
 	test_real=$(readlink -f "$test_obj")
 	cp -a "$test_real" "$obj" || die "cannot copy $test_obj to $obj"
 	# Not the test kernel under this variant's name, should the build
 	# stop early: the images and installed modules go.
-	rm -rf "$obj/vmlinux" "$obj/arch/x86/boot/bzImage" "$obj/modroot"
+	rm -rf "$obj/vmlinux" "$obj/arch/x86/boot/bzImage" "$obj/modroot" "$stamp"
 	# objtool is built by tools/'s own build system with absolute paths,
 	# and each object depends on the objtool binary: let its recorded
 	# commands name this tree, or it and then everything is rebuilt.
@@ -90,12 +95,16 @@ while IFS= read -r req; do
 done < <(cat "${files[@]}")
 [ $bad -eq 0 ] || die "$bad requested config option(s) did not end up set (fragments: $frags)"
 
-# For the variants that start from this one's objects (above).
-# shellcheck disable=SC2086
-frag_key $frags >"$obj/.pipeline-fragments"
 if ! cmp -s "$scratch/.config" "$obj/.config"; then
 	cp "$scratch/.config" "$obj/.config"
 	info "$variant: configuration updated ($frags)"
 else
 	info "$variant: configuration unchanged ($frags)"
+fi
+# For the variants that start from this one's objects (above); written
+# last, so that an interrupted run leaves none.
+if [ "$which" = patched ]; then
+	# shellcheck disable=SC2086
+	echo "$(frag_key $frags) $(tree_key "$src") $(sha256sum <"$obj/.config" | cut -d' ' -f1)" >"$stamp.tmp"
+	mv "$stamp.tmp" "$stamp"
 fi

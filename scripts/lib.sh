@@ -113,6 +113,20 @@ worktree_add() {
 	git -C "$TREE" -c checkout.workers=0 worktree add -q --detach "$1" "$2" >&2
 }
 
+# tree_key DIR: what the files of the git tree DIR hold: its HEAD and a
+# hash of what its files hold that HEAD does not (git diff, untracked
+# files). Kernels are built from the files as they are.
+tree_key() {
+	local head sum
+	head=$(git -C "$1" rev-parse HEAD) || return 1
+	sum=$({
+		git -C "$1" diff --no-ext-diff --no-textconv --binary HEAD || echo "diff failed $RANDOM"
+		git -C "$1" ls-files -z --others --exclude-standard |
+			(cd "$1" && xargs -0 -r sha256sum --)
+	} | sha256sum | cut -d' ' -f1)
+	echo "$head $sum"
+}
+
 # variant_tree patched|baseline|series-NNNN|without-SPEC: the source
 # tree a kernel variant builds from. The baseline is a git worktree of the
 # unpatched tree, series-NNNN one of the tree with the series applied up to
@@ -147,11 +161,7 @@ variant_tree() {
 		# in one kernel).
 		local spec=${1#without-} wt=$BUILD/linux-$1 key part lo hi i c
 		local commits=() skip=()
-		key="$(git -C "$TREE" rev-parse HEAD) $({
-			git -C "$TREE" diff --no-ext-diff --binary HEAD
-			git -C "$TREE" ls-files -z --others --exclude-standard |
-				(cd "$TREE" && xargs -0 -r sha256sum --)
-		} | sha256sum | cut -d' ' -f1)"
+		key=$(tree_key "$TREE") || die "tree '$1': cannot read the state of $TREE"
 		if [ ! -f "$wt/Makefile" ] || [ ! -f "$wt.changed" ] ||
 			[ "$(cat "$wt.head" 2>/dev/null)" != "$key" ]; then
 			mapfile -t commits < <(git -C "$TREE" rev-list --reverse baseline..HEAD)
