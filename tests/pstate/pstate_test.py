@@ -69,6 +69,20 @@ def policy(cpu, attr):
     return f"{CPU_SYS}/cpufreq/policy{cpu}/{attr}"
 
 
+def limit(cpu, attr, want, timeout=5.0):
+    """scaling_min_freq or scaling_max_freq once it equals want, or the last
+    value read after timeout seconds. A write to either only updates a freq
+    QoS request; the policy's min/max follow later, from a work item
+    (cpufreq_notifier_min/max() -> schedule_work(&policy->update)), so a
+    read right after the write can still show the old limit."""
+    deadline = time.monotonic() + timeout
+    while True:
+        got = int(rd(policy(cpu, attr)))
+        if got == want or time.monotonic() > deadline:
+            return got
+        time.sleep(0.02)
+
+
 def cpuinfo():
     fam = model = None
     flags = set()
@@ -401,12 +415,12 @@ def test_cpupower(plat, exp, c, cpu):
     rc = fset("-d", str(exp.lowest_nonlinear_freq))
     want = exp.perf_for(exp.lowest_nonlinear_freq)
     check(f"{name}: -d {exp.lowest_nonlinear_freq} (powersave) -> scaling_min_freq, DESIRED {want}",
-          (rc, int(rd(policy(cpu, "scaling_min_freq"))), plat.wait_desired(cpu, want)),
+          (rc, limit(cpu, "scaling_min_freq", exp.lowest_nonlinear_freq), plat.wait_desired(cpu, want)),
           (0, exp.lowest_nonlinear_freq, want))
     rc = fset("-d", str(exp.min_freq))
     want = exp.perf_for(exp.min_freq)
     check(f"{name}: -d {exp.min_freq} -> scaling_min_freq back, DESIRED {want}",
-          (rc, int(rd(policy(cpu, "scaling_min_freq"))), plat.wait_desired(cpu, want)),
+          (rc, limit(cpu, "scaling_min_freq", exp.min_freq), plat.wait_desired(cpu, want)),
           (0, exp.min_freq, want))
     rc = fset("-g", "performance")
     check(f"{name}: -g performance -> DESIRED {exp.highest_perf}",
@@ -415,11 +429,11 @@ def test_cpupower(plat, exp, c, cpu):
     rc = fset("-u", str(exp.nominal_freq))
     want = exp.perf_for(exp.nominal_freq)
     check(f"{name}: -u {exp.nominal_freq} (performance) -> scaling_max_freq, DESIRED {want}",
-          (rc, int(rd(policy(cpu, "scaling_max_freq"))), plat.wait_desired(cpu, want)),
+          (rc, limit(cpu, "scaling_max_freq", exp.nominal_freq), plat.wait_desired(cpu, want)),
           (0, exp.nominal_freq, want))
     rc = fset("-u", str(exp.max_freq))
     check(f"{name}: -u {exp.max_freq} -> scaling_max_freq back, DESIRED {exp.highest_perf}",
-          (rc, int(rd(policy(cpu, "scaling_max_freq"))), plat.wait_desired(cpu, exp.highest_perf)),
+          (rc, limit(cpu, "scaling_max_freq", exp.max_freq), plat.wait_desired(cpu, exp.highest_perf)),
           (0, exp.max_freq, exp.highest_perf))
     f = exp.speeds[0]
     rc = fset("-f", str(f))
@@ -603,19 +617,20 @@ def main():
         check(f"{attr} 'garbage' is refused", wr(policy(cpu, attr), "garbage"), os.strerror(22))
     wr(policy(cpu, "scaling_max_freq"), 1)
     check("scaling_max_freq 1 -> clamped to cpuinfo_min_freq",
-          int(rd(policy(cpu, "scaling_max_freq"))), exp.min_freq)
+          limit(cpu, "scaling_max_freq", exp.min_freq), exp.min_freq)
     check("... and the performance governor follows: DESIRED = lowest level",
           plat.wait_desired(cpu, want), want)
     wr(policy(cpu, "scaling_max_freq"), 2000000000)
     check("scaling_max_freq 2000000000 -> clamped to cpuinfo_max_freq",
-          int(rd(policy(cpu, "scaling_max_freq"))), exp.max_freq)
+          limit(cpu, "scaling_max_freq", exp.max_freq), exp.max_freq)
     wr(policy(cpu, "scaling_min_freq"), 2000000000)
-    got = (int(rd(policy(cpu, "scaling_min_freq"))), int(rd(policy(cpu, "scaling_max_freq"))))
+    got = (limit(cpu, "scaling_min_freq", exp.max_freq),
+           limit(cpu, "scaling_max_freq", exp.max_freq))
     check("scaling_min_freq 2000000000 -> clamped to scaling_max_freq", got,
           (exp.max_freq, exp.max_freq))
     wr(policy(cpu, "scaling_min_freq"), 0)
     check("scaling_min_freq 0 -> clamped to cpuinfo_min_freq",
-          int(rd(policy(cpu, "scaling_min_freq"))), exp.min_freq)
+          limit(cpu, "scaling_min_freq", exp.min_freq), exp.min_freq)
     # Beyond freq QoS's s32 range: whatever the core makes of it, the
     # limits stay inside cpuinfo's and the register inside the capabilities.
     for attr in ("scaling_max_freq", "scaling_min_freq"):
@@ -637,14 +652,15 @@ def main():
         check(f"boost {bad!r} is refused", wr(boost, bad), os.strerror(22))
     check("boost 0 is accepted", wr(boost, 0), None)
     check("boost off: scaling_max_freq = cpuinfo_max_freq = nominal frequency",
-          (int(rd(policy(cpu, "scaling_max_freq"))), int(rd(policy(cpu, "cpuinfo_max_freq")))),
+          (limit(cpu, "scaling_max_freq", exp.nominal_freq),
+           int(rd(policy(cpu, "cpuinfo_max_freq")))),
           (exp.nominal_freq, exp.nominal_freq))
     want = exp.perf_for(exp.nominal_freq)
     check(f"boost off: performance governor -> DESIRED {want} (nominal)",
           plat.wait_desired(cpu, want), want)
     wr(boost, 1)
     check("boost on again: scaling_max_freq = amd_pstate_max_freq",
-          int(rd(policy(cpu, "scaling_max_freq"))), exp.max_freq)
+          limit(cpu, "scaling_max_freq", exp.max_freq), exp.max_freq)
     check("boost on again: DESIRED = highest_perf",
           plat.wait_desired(cpu, exp.highest_perf), exp.highest_perf)
 
