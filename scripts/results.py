@@ -5,7 +5,8 @@ and the harness self-test (tests/harness) run this same code.
   results.py area AREA --tests DIR --run RUN [--vm-rc N] [--since T] [--host]
              [--seconds S] [--lacks NNNN,...] [--out FILE]
       One area's results (JSON): the VM's own two (the guest booted, ran
-      guest.sh and powered off; its console is free of kernel reports), each
+      guest.sh and powered off; its console is free of kernel reports and
+      kmemleak's scans covered the whole job), each
       stream's results plus one result saying the stream is complete, the
       host checks (RUN/host.tap), KUnit's KTAP from the console
       (RESULTS=kunit-console in the area's vm.conf), and a failure when
@@ -380,6 +381,52 @@ def vm_result(ctx, run, vm_rc, prefix="", host=False):
     return Result(not problems, name, diag=diag)
 
 
+# guest/init's messages around kmemleak's scans, and kmemleak's own.
+KMEMLEAK_ON = "kmemleak: Kernel memory leak detector initialized"
+KMEMLEAK_OFF = "kmemleak: Kernel memory leak detector disabled"
+INIT_MSG = re.compile(r"^\[\s*(\d+\.\d+)\]\s+init: (job exited|kmemleak second scan|"
+                      r"kmemleak scan done)")
+
+
+def kmemleak_problems(text):
+    """What kept kmemleak from checking the whole job: it was disabled (its
+    memory pool ran out, say), or, on a console whose kernel started it,
+    init's messages around the scans are missing, or the second began less
+    than 5 s after the job ended. kmemleak reports an object only from a
+    scan that starts at least jiffies_min_age (5 s) after the allocation,
+    and never from the first
+    scan that sees it (guest/init), so an early second scan passes over a
+    leak from the job's last seconds. A console without kmemleak (a kernel
+    without it) has nothing to check. "kmemleak scan done" says init got
+    through both scans, not that each scanned everything: a scan stopped
+    by a pending signal says nothing (guest/init runs them where none
+    comes)."""
+    problems = []
+    if KMEMLEAK_OFF in text:
+        problems.append("kmemleak was disabled during the run: leaks after that went unreported")
+    if KMEMLEAK_ON not in text:
+        return problems
+    seen = {}
+    for line in text.splitlines():
+        m = INIT_MSG.match(line)
+        if m:
+            seen.setdefault(m.group(2), float(m.group(1)))
+    end, second = seen.get("job exited"), seen.get("kmemleak second scan")
+    missing = [f"'init: {m}'" for m in ("job exited", "kmemleak second scan",
+                                        "kmemleak scan done") if m not in seen]
+    if missing:
+        problems.append(f"kmemleak's scans did not finish (no {', no '.join(missing)}): "
+                        "leaks went unreported")
+    # init starts the second scan at or after the job's end rounded down
+    # plus 6 s, by /proc/uptime; "job exited" is stamped a little later
+    # than that read: 0.1 s of slack.
+    if end is not None and second is not None and second - end < 4.9:
+        problems.append(f"kmemleak's second scan began {second - end:.2f} s after the job "
+                        "ended, less than the 5 s an object must be old to be reported: a "
+                        "leak from the job's last seconds went unreported")
+    return problems
+
+
 def console_result(ctx, run, prefix=""):
     name = f"{prefix}console free of kernel reports (BUG/WARNING/KASAN/kmemleak/lockdep)"
     path = os.path.join(run, "console.log")
@@ -392,6 +439,9 @@ def console_result(ctx, run, prefix=""):
                           capture_output=True, text=True)
     if scan.returncode:
         return Result(False, name, diag=scan.stderr.strip().splitlines()[:60])
+    problems = kmemleak_problems(text)
+    if problems:
+        return Result(False, name, diag=problems)
     return Result(True, name)
 
 

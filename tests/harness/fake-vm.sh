@@ -5,7 +5,8 @@
 # vm_post), the same exit status, but the job runs on the host, no QEMU.
 # A fixture area's vm.conf may set:
 #   FAKE_CONSOLE=FILE    the console log (a file of the area), else a clean
-#                        one; "none": no console log; "empty": an empty one
+#                        one (kmemleak's scans as guest/init makes them);
+#                        "none": no console log; "empty": an empty one
 #   FAKE_STATUS=none     no status file, as when the guest panics
 # and in the environment FAKE_VM_DIE=NAME makes the run of NAME stop
 # before it clears its run directory, as vm.sh does without a kernel.
@@ -44,8 +45,11 @@ area=$(dirname "$conf")
 case $FAKE_CONSOLE in
 none) ;;
 empty) : >"$run/console.log" ;;
-'') printf '[    0.000000] Linux version 6.1.192 (fake)\n[    1.000000] init: running %s\n[    2.000000] init: job exited with status %s\n' \
-	"$run/job.sh" "$rc" >"$run/console.log" ;;
+'') printf '%s\n' '[    0.000000] Linux version 6.1.192 (fake)' \
+	'[    0.500000] kmemleak: Kernel memory leak detector initialized (mem pool available: 14661)' \
+	"[    1.000000] init: running $run/job.sh" "[    2.000000] init: job exited with status $rc" \
+	'[    2.010000] init: kmemleak scan' '[    8.000000] init: kmemleak second scan' \
+	'[   12.500000] init: kmemleak scan done' '[   12.600000] init: powering off' >"$run/console.log" ;;
 *) cp "$area/$FAKE_CONSOLE" "$run/console.log" ;;
 esac
 [ "$FAKE_STATUS" = none ] || echo "$rc" >"$run/status"

@@ -171,6 +171,15 @@ def checks(build):
           "case 7: a VM without a console log fails the console check")
     fails(a, "emptyconsole", r"^console free of kernel reports", r"empty",
           "case 7: an empty console log fails the console check")
+    fails(a, "leakscan", r"^console free of kernel reports", r"^kmemleak was disabled",
+          "case 7: kmemleak disabled during the run fails the console check")
+    fails(a, "leakscan", r"^console free of kernel reports", r"^kmemleak's scans did not finish \(no 'init: kmemleak scan done'\)",
+          "case 7: kmemleak's scans not finished fails the console check")
+    fails(a, "leakscan", r"^console free of kernel reports",
+          r"^kmemleak's second scan began 3\.00 s after the job ended",
+          "case 7: kmemleak's second scan less than 5 s after the job fails the console check")
+    passes(a, "good", r"^console free of kernel reports",
+           "case 7: a console with kmemleak's two scans as guest/init makes them passes")
     # 9: exit statuses
     fails(a, "guestexit", r"^guest booted, ran guest\.sh and powered off$",
           r"^guest\.sh exited with status 3$",
