@@ -160,6 +160,25 @@ def field(text, name):
     return int(m.group(1)) if m else None
 
 
+def binds_settled(d):
+    """True once each of tc's police actions is bound by exactly the
+    hardware filters that use it. OVS deletes a meter's police action
+    right after the last filter using it, and a deleted filter lets go of
+    its actions later, from RCU work (cls_flower's __fl_put() ->
+    tcf_queue_work()): until then tc refuses the delete (-EPERM while
+    bound) and OVS 3.1 forgets the action (del_meter_in_use_...). A test
+    that deletes a meter no flow uses waits for this first; so does a tc
+    flush, which stops at the first bound action."""
+    fl = d.filters()
+    return all(field(t, "bind") == sum(f"police:{i}:shared" in l for l in fl)
+               for i, t in tc_police().items())
+
+
+def settle_binds(d, what):
+    wait(lambda: binds_settled(d), lambda: f"{what}: tc's police binds to match the hardware "
+         f"filters: tc {tc_police()}, hardware {d.table()}")
+
+
 def meter_stats():
     """{meter: (packet_in_count, byte_in_count, band packet_count)}"""
     out = ofctl("meter-stats", "br0").stdout
@@ -315,6 +334,7 @@ def clear(d):
     # it idles out; delete them, and police actions OVS left behind
     # (del_meter_in_use_leaves_tc_and_hardware_in_step).
     run("ovs-appctl", "dpctl/del-flows", ok=False)
+    settle_binds(d, "clean-up")
     run("tc", "actions", "flush", "action", "police", ok=False)
     wait(lambda: not d.table(), lambda: f"an empty hardware table: {d.table()}; OVS: "
          + run("ovs-appctl", "dpctl/dump-flows", ok=False).stdout
@@ -412,6 +432,7 @@ def deleting_flows_then_meters_empties_hardware(o, d):
     wait(lambda: not metered(d), lambda: f"flows to stop using the meter: {d.table()}")
     m = hw_meter(d, idx)
     expect(m and " users 0 " in m, f"meter without users: {d.table()}")
+    settle_binds(d, "before del-meter")
     ofctl("del-meter", "br0", "meter=1")
     expect(not d.actions(), f"table: {d.table()}")
     expect(idx not in tc_police(), "tc still holds the meter's police action")
@@ -438,6 +459,7 @@ def del_meter_in_use_leaves_tc_and_hardware_in_step(o, d):
         wait(lambda: ovs_logged(f"Failed to delete police action (index: {idx})"),
              f"police {idx} left without OVS saying why", timeout=60)
         print(f"# OVS left police {idx:#x} behind (tc refused to delete it while bound)")
+    settle_binds(d, "before tc actions flush")
     run("tc", "actions", "flush", "action", "police")
     expect(not d.actions(), f"after tc actions flush: {d.table()}")
 
@@ -469,6 +491,7 @@ def plain_restart_keeps_tc_and_hardware_in_step(o, d):
     hw = {int(l.split()[3]) for l in d.actions()}
     tcv = {i for i, t in tc_police().items() if field(t, "in_hw_count") == 1}
     expect(hw == tcv, f"hardware {sorted(hw)} vs tc {sorted(tcv)}")
+    settle_binds(d, "before tc actions flush")
     run("tc", "actions", "flush", "action", "police")
     expect(not d.table(), f"after tc actions flush: {d.table()}")
 
@@ -522,6 +545,7 @@ def churn_keeps_ovs_tc_and_hardware_in_step(o, d):
     seed = int(os.environ.get("OVS_CHURN_SEED", "17"))
     rnd = random.Random(seed)
     meters = {}  # OpenFlow meter id -> kbps
+    police = {}  # OpenFlow meter id -> its tc police index
     flows = set()  # (meter, udp dst port)
     d2 = None
     start = time.monotonic()
@@ -532,7 +556,12 @@ def churn_keeps_ovs_tc_and_hardware_in_step(o, d):
             if op < 0.35 or not meters:
                 rate = rnd.choice((1000, 2000, 5000, 8000))
                 cmd = "mod-meter" if m in meters else "add-meter"
+                before = set(tc_police())
                 ofctl(cmd, "br0", f"meter={m},kbps,burst,bands=type=drop,rate={rate},burst_size=100")
+                if cmd == "add-meter":
+                    new = wait(lambda: set(tc_police()) - before, f"meter {m}'s police action")
+                    expect(len(new) == 1, f"add-meter {m} made police {sorted(new)}")
+                    police[m] = new.pop()
                 meters[m] = rate
             elif op < 0.7:
                 m = rnd.choice(sorted(meters))
@@ -558,6 +587,14 @@ def churn_keeps_ovs_tc_and_hardware_in_step(o, d):
                 flows = {f for f in flows if f[0] != m}
                 wait(lambda: len(metered(d)) <= len(flows),
                      lambda: f"the meter's flows to stop using it: {d.table()}", timeout=60)
+                # Then no hardware filter uses the meter's police action and
+                # tc's filters let go of it (binds_settled()): another
+                # rule's megaflow going can meet the count above first.
+                idx = police.pop(m)
+                wait(lambda: not any(f"police:{idx}:shared" in l for l in d.filters())
+                     and field(tc_police().get(idx, ""), "bind") in (0, None),
+                     lambda: f"meter {m}'s police {idx} unused before del-meter: tc "
+                     f"{tc_police().get(idx)}, hardware {d.table()}", timeout=60)
                 ofctl("del-meter", "br0", f"meter={m}")
                 del meters[m]
             if i % DEV_PERIOD == DEV_PERIOD // 2:

@@ -18,7 +18,7 @@ import time
 # The netdevsim helpers of tests/tc.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tc"))
 from tc_offload_test import (BUS, DBG, POLICE, POLICE_HW, Nsim, action,  # noqa: E402
-                             expect, filters, run, tc)
+                             expect, filters, flush, released, run, tc)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from cases import run_case  # noqa: E402
 
@@ -70,6 +70,8 @@ def replacing_a_shared_meter_updates_it_in_place(d):
     tc("filter", "del", "dev", d.port, "ingress")
     hw = d.actions()
     expect(len(hw) == 1 and "users 0" in hw[0], f"users after the filters went: {hw}")
+    a = released("police", 1)
+    expect(a is None or a["bind"] == 0, f"the filters never let go of the meter:\n{a and a['text']}")
     tc("actions", "del", "action", "police", "index", "1")
     expect(not d.table(), f"table not empty after deleting the meter: {d.table()}")
 
@@ -157,7 +159,7 @@ def shared_block_offloads_the_filter_on_each_port(d):
     finally:
         for p in two.ports:
             tc("qdisc", "del", "dev", p, "ingress_block", "22", "ingress", ok=None)
-        tc("actions", "flush", "action", "police", ok=None)
+        flush()
         two.delete()
 
 
@@ -263,9 +265,7 @@ def main():
             try:
                 fn(d)
             finally:
-                tc("filter", "del", "dev", d.port, "ingress", ok=None)
-                for kind in ("police", "gact"):
-                    tc("actions", "flush", "action", kind, ok=None)
+                flush(d)
                 d.delete()
             reports = [l for l in kmsg_lines()[seen:] if REPORT.search(l)]
             expect(not reports, "kernel report while it ran:\n" + "\n".join(reports[:20]))

@@ -123,11 +123,43 @@ def filters(dev, proto=None):
     return [f for f in re.split(r"\n(?=filter )", out.strip()) if " handle " in f]
 
 
+# A deleted flower or matchall filter lets go of its actions later, from
+# RCU work (__fl_put(), mall_destroy() -> tcf_queue_work()): until then tc
+# refuses to delete such an action (-EPERM while bound) and a flush stops
+# at the first one: it fails with EPERM when that is the first action, and
+# succeeds with "Unable to flush all TC actions" when it deleted some.
+RELEASE_TIMEOUT = 10
+
+
+def released(kind, index):
+    """tc's view of the action once no filter binds it (or it is gone);
+    after RELEASE_TIMEOUT seconds, whatever tc shows."""
+    deadline = time.monotonic() + RELEASE_TIMEOUT
+    while True:
+        a = action(kind, index)
+        if a is None or a["bind"] == 0 or time.monotonic() > deadline:
+            return a
+        time.sleep(0.05)
+
+
 def flush(*devs):
+    """Best effort between cases: the devices' filters, then every police
+    and gact action, flushed again while the filters' release is on its
+    way (RELEASE_TIMEOUT)."""
     for d in devs:
         tc("filter", "del", "dev", d.port, "ingress", ok=None)
+    deadline = time.monotonic() + RELEASE_TIMEOUT
     for kind in ("police", "gact"):
-        tc("actions", "flush", "action", kind, ok=None)
+        tries = 0
+        while True:
+            tries += 1
+            p = tc("actions", "flush", "action", kind, ok=None)
+            if not (p.returncode or "Unable to flush" in p.stderr) or time.monotonic() > deadline:
+                break
+            time.sleep(0.05)
+        if tries > 1:
+            print(f"# flush: {tries} tries for the {kind} actions "
+                  f"({p.stderr.strip() or 'flushed'})", flush=True)
 
 
 POLICE = ["rate", "100mbit", "burst", "10000k", "conform-exceed", "drop/pipe"]
@@ -419,6 +451,8 @@ def ovs_meter_shared_by_two_flows(d, _):
     expect(len(hw) == 1 and f"index {idx} rate_pkt_ps 1000 burst_pkt 100" in hw[0]
            and "users 2" in hw[0], f"meter: {hw}")
     tc("filter", "del", "dev", d.port, "ingress")
+    a = released("police", idx)
+    expect(a is None or a["bind"] == 0, f"the filters never let go of the meter:\n{a and a['text']}")
     tc("actions", "del", "action", "police", "index", idx)
     expect(not d.table(), f"hardware table not empty: {d.table()}")
 
