@@ -143,7 +143,14 @@ def test_targets(a, b):
         f.write(bytes(range(256)))
     s = run("i2cset", "-f", "-y", b, 0x50, 0x20, check=True)  # pointer := 0x20
     p = run("i2cset", "-y", a, 0x30, 0x01, 0x50, 0x10, 0x00, "i", check=True)
-    time.sleep(0.3)
+    # The testunit masters that read later, from a work item
+    # (i2c_slave_testunit_slave_cb() -> queue_delayed_work()), and refuses
+    # writes until it is done (TU_FLAG_IN_PROCESS: i2c-crosswire nacks the
+    # data). A one-byte write, which queues nothing, tells when.
+    deadline = time.monotonic() + 10
+    while (run("i2ctransfer", "-y", a, "w1@0x30", "0x00").returncode
+           and time.monotonic() < deadline):
+        time.sleep(0.05)
     q = run("i2cget", "-f", "-y", b, 0x50, check=True)  # current-address read
     tap(s.returncode == 0 and p.returncode == 0 and q.returncode == 0 and
         int(q.stdout, 0) == 0x30,
