@@ -394,9 +394,8 @@ def kmemleak_problems(text):
     init's messages around the scans are missing, or the second began less
     than 5 s after the job ended. kmemleak reports an object only from a
     scan that starts at least jiffies_min_age (5 s) after the allocation,
-    and never from the first
-    scan that sees it (guest/init), so an early second scan passes over a
-    leak from the job's last seconds. A console without kmemleak (a kernel
+    and never from the first scan that sees it (guest/init), so an early
+    second scan passes over a leak from the job's last seconds. A console without kmemleak (a kernel
     without it) has nothing to check. "kmemleak scan done" says init got
     through both scans, not that each scanned everything: a scan stopped
     by a pending signal says nothing (guest/init runs them where none

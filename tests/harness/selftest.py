@@ -173,7 +173,8 @@ def checks(build):
           "case 7: an empty console log fails the console check")
     fails(a, "leakscan", r"^console free of kernel reports", r"^kmemleak was disabled",
           "case 7: kmemleak disabled during the run fails the console check")
-    fails(a, "leakscan", r"^console free of kernel reports", r"^kmemleak's scans did not finish \(no 'init: kmemleak scan done'\)",
+    fails(a, "leakscan", r"^console free of kernel reports",
+          r"^kmemleak's scans did not finish \(no 'init: kmemleak scan done'\)",
           "case 7: kmemleak's scans not finished fails the console check")
     fails(a, "leakscan", r"^console free of kernel reports",
           r"^kmemleak's second scan began 3\.00 s after the job ended",

@@ -174,6 +174,12 @@ def binds_settled(d):
                for i, t in tc_police().items())
 
 
+def unbound(idx):
+    """tc's police action idx is gone or no filter binds it."""
+    t = tc_police().get(idx)
+    return t is None or field(t, "bind") == 0
+
+
 def settle_binds(d, what):
     wait(lambda: binds_settled(d), lambda: f"{what}: tc's police binds to match the hardware "
          f"filters: tc {tc_police()}, hardware {d.table()}")
@@ -285,7 +291,7 @@ def police_left_in_step(d, idx, what, since):
         wait(lambda: ovs_logged(f"Failed to delete police action (index: {idx})", since),
              f"after {what}: police {idx} left without OVS saying why", timeout=60)
         # The deleted filters' release (RCU work) may still be on its way.
-        wait(lambda: idx not in tc_police() or field(tc_police()[idx], "bind") == 0,
+        wait(lambda: unbound(idx),
              lambda: f"after {what}: tc to unbind police {idx}: {tc_police()}", timeout=60)
         tcv = tc_police()
         print(f"# after {what}: OVS's delete of police action {idx:#x} raced with tc's "
@@ -592,7 +598,7 @@ def churn_keeps_ovs_tc_and_hardware_in_step(o, d):
                 # rule's megaflow going can meet the count above first.
                 idx = police.pop(m)
                 wait(lambda: not any(f"police:{idx}:shared" in l for l in d.filters())
-                     and field(tc_police().get(idx, ""), "bind") in (0, None),
+                     and unbound(idx),
                      lambda: f"meter {m}'s police {idx} unused before del-meter: tc "
                      f"{tc_police().get(idx)}, hardware {d.table()}", timeout=60)
                 ofctl("del-meter", "br0", f"meter={m}")

@@ -132,13 +132,15 @@ RELEASE_TIMEOUT = 10
 
 
 def released(kind, index):
-    """tc's view of the action once no filter binds it (or it is gone);
-    after RELEASE_TIMEOUT seconds, whatever tc shows."""
+    """Wait until no filter binds the action (or it is gone); fail with
+    what tc shows when one still does after RELEASE_TIMEOUT seconds."""
     deadline = time.monotonic() + RELEASE_TIMEOUT
     while True:
         a = action(kind, index)
-        if a is None or a["bind"] == 0 or time.monotonic() > deadline:
-            return a
+        if a is None or a["bind"] == 0:
+            return
+        if time.monotonic() > deadline:
+            expect(False, f"the filters never let go of {kind} {index}:\n{a['text']}")
         time.sleep(0.05)
 
 
@@ -451,8 +453,7 @@ def ovs_meter_shared_by_two_flows(d, _):
     expect(len(hw) == 1 and f"index {idx} rate_pkt_ps 1000 burst_pkt 100" in hw[0]
            and "users 2" in hw[0], f"meter: {hw}")
     tc("filter", "del", "dev", d.port, "ingress")
-    a = released("police", idx)
-    expect(a is None or a["bind"] == 0, f"the filters never let go of the meter:\n{a and a['text']}")
+    released("police", idx)
     tc("actions", "del", "action", "police", "index", idx)
     expect(not d.table(), f"hardware table not empty: {d.table()}")
 
