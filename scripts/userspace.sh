@@ -1,17 +1,19 @@
 #!/bin/bash
-# userspace.sh: build the user-space side on the host: the shipped tools
-# (tools/*/) into build/bin and each test area's guest programs
-# (tests/*/Makefile) into build/tests/AREA, and the firmware tables of the
-# emulated platforms (platform/*/Makefile) into build/platform/NAME. The
-# guest runs them from the host's filesystem, shared read-only.
+# userspace.sh: build the user-space side on the host: guest/init's helper
+# (guest/) and the shipped tools (tools/*/) into build/bin, each test
+# area's guest programs (tests/*/Makefile) into build/tests/AREA, and the
+# firmware tables of the emulated platforms (platform/*/Makefile) into
+# build/platform/NAME. The guest runs them from the host's filesystem,
+# shared read-only.
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$BUILD/bin"
-for mk in "$TOP"/tools/*/Makefile; do
+# guest/init's own helper (guest-setup), then the shipped tools.
+for mk in "$TOP"/guest/Makefile "$TOP"/tools/*/Makefile; do
 	[ -f "$mk" ] || continue
 	d=$(dirname "$mk")
 	logged "$LOGS/tools-$(basename "$d").log" make -C "$d" OUT="$BUILD/bin" ||
-		die "building tools/$(basename "$d") failed"
+		die "building ${d#"$TOP"/} failed"
 done
 for mk in "$TOP"/platform/*/Makefile; do
 	d=$(dirname "$mk")

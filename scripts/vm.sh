@@ -88,12 +88,16 @@ case ${VM_TCG_THREAD:-} in
 *) die "vm.sh: VM_TCG_THREAD is single or multi, not '$VM_TCG_THREAD'" ;;
 esac
 accel=tcg${VM_TCG_THREAD:+,thread=$VM_TCG_THREAD}
+# guest/init's mounts in one exec when the helper is built (guest/setup.c,
+# scripts/userspace.sh); VM_NO_SETUP=1 boots with mount and ip instead.
+setup=$BUILD/bin/guest-setup
+{ [ -x "$setup" ] && [ -z "${VM_NO_SETUP:-}" ]; } || setup=
 # /dev/kvm exists on some machines where it hangs: KVM is opt-in.
 [ "${ACCEL:-}" = kvm ] && accel=kvm
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -machine pc -accel "$accel"
 	-cpu "$VM_CPU" -smp "$VM_SMP" -m "$VM_MEM" -display none -no-reboot
 	-kernel "$kernel"
-	-append "console=ttyS0 panic=-1 $VM_BASE_APPEND root=root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=524288,cache=loose ro init=$TOP/guest/init pl_job=$run/job.sh pl_out=$run ${interactive:+pl_interactive=1} $VM_APPEND"
+	-append "console=ttyS0 panic=-1 $VM_BASE_APPEND root=root rootfstype=9p rootflags=trans=virtio,version=9p2000.L,msize=524288,cache=loose ro init=$TOP/guest/init pl_job=$run/job.sh pl_out=$run ${setup:+pl_setup=$setup} ${interactive:+pl_interactive=1} $VM_APPEND"
 	-fsdev "local,id=root,path=/,security_model=none,readonly=on,multidevs=remap"
 	-device virtio-9p-pci,fsdev=root,mount_tag=root
 	-fsdev "local,id=out,path=$run,security_model=none,multidevs=remap"
