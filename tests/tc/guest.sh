@@ -37,8 +37,8 @@ for f in sys.argv[2:]:
 # own, so its initial namespace isolates as well; the netdevsim port then
 # stays where it was set up instead of moving into tcut.
 # tdc_direct.py runs tdc.py as it is, but a command that is a plain argv
-# ($TC or $IP and words, 436 of the cases' 467) without /bin/sh -c: one
-# exec fewer each.
+# (an absolute path and words: 440 of the 470 it runs) without /bin/sh -c:
+# one exec fewer each.
 tdc_run() { cd $tdc && exec $PY "$TOP/tests/tc/tdc_direct.py" -N -d "$dev" -f $files -e $ids; }
 # shellcheck disable=SC2086
 tap_tdc_ids tdc $ids
