@@ -6,9 +6,11 @@
  * those reads it and its libraries over 9p: 0.5-0.8 s apiece, in every VM.
  *
  *  1. Each line of FSTAB, in order, as "mount -a -T FSTAB" mounts it on a
- *     system where nothing is mounted yet: "defaults" and the flags below
- *     are mount(8)'s, "X-mount.mkdir" makes the mount point, every other
- *     option goes to the filesystem as its data.
+ *     system where nothing is mounted yet: "defaults", "noauto" (the line
+ *     is skipped) and the flags below are mount(8)'s, "X-mount.mkdir"
+ *     makes the mount point (mode 0755, or X-mount.mkdir=MODE), other
+ *     X- and x- options are ignored, every other option goes to the
+ *     filesystem as its data. No \040 escapes: guest/fstab needs none.
  *  2. The host's run directory, the 9p share with mount tag "out", on DIR
  *     with the 9p OPTIONS.
  *  3. The loopback interface up ("ip link set lo up").
@@ -22,6 +24,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <strings.h>
 #include <sys/ioctl.h>
 #include <sys/mount.h>
 #include <sys/socket.h>
@@ -46,11 +49,11 @@ static void fail(const char *what, const char *path)
 	failed = 1;
 }
 
-static void mkdir_p(const char *path)
+static void mkdir_p(const char *path, mode_t mode)
 {
 	char p[4096];
 
-	if (snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
+	if (!*path || snprintf(p, sizeof(p), "%s", path) >= (int)sizeof(p))
 		return;
 	for (char *s = p + 1; *s; s++) {
 		if (*s != '/')
@@ -59,7 +62,7 @@ static void mkdir_p(const char *path)
 		mkdir(p, 0755);
 		*s = '/';
 	}
-	mkdir(p, 0755);
+	mkdir(p, mode);
 }
 
 /* One fstab entry: SOURCE TARGET TYPE OPTIONS [FREQ PASSNO]. */
@@ -68,6 +71,7 @@ static void mount_entry(char *line, int n)
 	char *src, *dst, *type, *opts, *opt, *save, data[1024] = "";
 	unsigned long mflags = 0;
 	int mkdir_first = 0;
+	mode_t mode = 0755;
 
 	src = strtok_r(line, " \t\n", &save);
 	if (!src || *src == '#')
@@ -85,11 +89,15 @@ static void mount_entry(char *line, int n)
 
 		if (!strcmp(opt, "defaults"))
 			continue;
-		if (!strcmp(opt, "X-mount.mkdir")) {
+		if (!strcmp(opt, "noauto"))
+			return;
+		if (!strncasecmp(opt, "X-mount.mkdir", 13) && (!opt[13] || opt[13] == '=')) {
 			mkdir_first = 1;
+			if (opt[13])
+				mode = strtoul(opt + 14, NULL, 8);
 			continue;
 		}
-		if (!strncmp(opt, "X-", 2) || !strncmp(opt, "x-", 2))
+		if (!strncasecmp(opt, "X-", 2))
 			continue;
 		for (i = 0; i < ARRAY_SIZE(flags); i++)
 			if (!strcmp(opt, flags[i].name))
@@ -108,7 +116,7 @@ static void mount_entry(char *line, int n)
 		strcat(data, opt);
 	}
 	if (mkdir_first)
-		mkdir_p(dst);
+		mkdir_p(dst, mode);
 	if (mount(src, dst, type, mflags, *data ? data : NULL))
 		fail("cannot mount", dst);
 }
@@ -144,12 +152,21 @@ int main(int argc, char **argv)
 	if (!f) {
 		fail("cannot read", argv[1]);
 	} else {
-		while (fgets(line, sizeof(line), f))
-			mount_entry(line, ++n);
+		while (fgets(line, sizeof(line), f)) {
+			n++;
+			if (!strchr(line, '\n') && !feof(f)) {
+				fprintf(stderr, "guest-setup: %s:%d: line too long\n", argv[1], n);
+				failed = 1;
+				while (fgets(line, sizeof(line), f) && !strchr(line, '\n'))
+					;
+				continue;
+			}
+			mount_entry(line, n);
+		}
 		fclose(f);
 	}
 	if (stat(argv[2], &st) || !S_ISDIR(st.st_mode))
-		mkdir_p(argv[2]);
+		mkdir_p(argv[2], 0755);
 	if (mount("out", argv[2], "9p", 0, argv[3]))
 		fail("cannot mount the output directory at", argv[2]);
 	loopback_up();

@@ -13,7 +13,8 @@
 #   --interactive   serial console on this terminal, a shell instead of JOB
 #
 # Environment: VM_TCG_THREAD (unset: QEMU's default; single: see below),
-# ACCEL=kvm (KVM instead of TCG).
+# ACCEL=kvm (KVM instead of TCG), VM_NO_SETUP=1 (guest/init mounts with
+# mount and ip, not guest-setup).
 #
 # Everything about the run is in build/vm/NAME: job.sh, console.log and the
 # status file. A guest that hangs is killed after VM_TIMEOUT seconds and
@@ -88,10 +89,15 @@ case ${VM_TCG_THREAD:-} in
 *) die "vm.sh: VM_TCG_THREAD is single or multi, not '$VM_TCG_THREAD'" ;;
 esac
 accel=tcg${VM_TCG_THREAD:+,thread=$VM_TCG_THREAD}
-# guest/init's mounts in one exec when the helper is built (guest/setup.c,
-# scripts/userspace.sh); VM_NO_SETUP=1 boots with mount and ip instead.
+# guest/init's mounts in one exec when the helper is built from the
+# current guest/setup.c (scripts/userspace.sh builds it with the tools);
+# VM_NO_SETUP=1 boots with mount and ip instead.
 setup=$BUILD/bin/guest-setup
-{ [ -x "$setup" ] && [ -z "${VM_NO_SETUP:-}" ]; } || setup=
+case ${VM_NO_SETUP:-} in
+'' | 0) [ -x "$setup" ] && [ "$setup" -nt "$TOP/guest/setup.c" ] || setup= ;;
+1) setup= ;;
+*) die "vm.sh: VM_NO_SETUP is 1 or unset, not '$VM_NO_SETUP'" ;;
+esac
 # /dev/kvm exists on some machines where it hangs: KVM is opt-in.
 [ "${ACCEL:-}" = kvm ] && accel=kvm
 qemu=(qemu-system-x86_64 -nodefaults -no-user-config -machine pc -accel "$accel"
