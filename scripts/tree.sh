@@ -61,6 +61,10 @@ unpack() {
 		git config user.name "Pipeline Baseline"
 		git config user.email "pipeline@localhost"
 		git config gc.auto 0
+		# Loose objects uncompressed: git add hashes and writes the
+		# ~75,000 files on one core, and zlib was a third of its time
+		# (18.7 s against 13.5 s here); .git takes 1.4 GB instead of 0.5.
+		git config core.looseCompression 0
 		# Debian's top-level .gitignore ignores everything at the top
 		# level ("/*", for its packaging repository); without dropping
 		# that rule git would track nothing here.
