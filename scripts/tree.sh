@@ -16,7 +16,7 @@ git_tree() { git -C "$TREE" "$@"; }
 
 series_list() {
 	[ -f "$PATCHES/series" ] || return 0
-	sed -e 's/#.*//' -e 's/[[:space:]]*$//' "$PATCHES/series" | grep -v '^$' || true
+	sed -e 's/#.*//' -e 's/^[[:space:]]*//' -e 's/[[:space:]]*$//' "$PATCHES/series" | grep -v '^$' || true
 }
 
 series_key() {
@@ -85,8 +85,9 @@ show_failing_hunk() {
 }
 
 apply_series() {
-	local key p n=0
-	key=$(series_key)
+	local key p n i list files=()
+	# phase runs this with set -e off: a die in series_key must stop it.
+	key=$(series_key) || return 1
 	if [ -f "$SERIES_STAMP" ] && [ "$(cat "$SERIES_STAMP")" = "$key" ]; then
 		info "series unchanged: $(git_tree rev-list --count baseline..HEAD) patches applied (cached)"
 		if [ -n "$(git_tree status --porcelain --untracked-files=no)" ]; then
@@ -98,18 +99,26 @@ apply_series() {
 	git_tree am --abort >/dev/null 2>&1 || true
 	git_tree reset -q --hard baseline
 	git_tree clean -q -fdx -e '/obj-*'
-	while read -r p; do
-		n=$((n + 1))
-		if ! git_tree am -q --keep-cr "$PATCHES/$p" >"$LOGS/patch.log" 2>&1; then
-			printf 'error: patch %d (%s) does not apply:\n' "$n" "$p" >&2
-			sed 's/^/   | /' "$LOGS/patch.log" | grep -v 'hint:' >&2 || true
-			git_tree am --abort >/dev/null 2>&1 || true
-			git_tree reset -q --hard HEAD
-			show_failing_hunk "$PATCHES/$p"
-			git_tree reset -q --hard baseline
-			die "series stopped at $p; the tree is back at the baseline"
-		fi
-	done < <(series_list)
+	mapfile -t list < <(series_list)
+	n=${#list[@]}
+	for p in "${list[@]}"; do
+		files+=("$PATCHES/$p")
+	done
+	# One git am for the whole series: each invocation reads and refreshes
+	# the index of ~75,000 files (2.1 s for the 24 patches at once, 10.9 s
+	# one by one). On a failure, the commits it made say which patch
+	# stopped it, and the tree is still at the one before it (git am
+	# applies a patch whole or not at all), where its hunk is shown.
+	if [ "$n" -gt 0 ] && ! git_tree am -q --keep-cr "${files[@]}" >"$LOGS/patch.log" 2>&1; then
+		i=$(git_tree rev-list --count baseline..HEAD)
+		p=${list[i]:-?}
+		printf 'error: patch %d (%s) does not apply:\n' "$((i + 1))" "$p" >&2
+		sed 's/^/   | /' "$LOGS/patch.log" | grep -v 'hint:' >&2 || true
+		[ "$p" = "?" ] || show_failing_hunk "$PATCHES/$p"
+		git_tree am --abort >/dev/null 2>&1 || true
+		git_tree reset -q --hard baseline
+		die "series stopped at $p; the tree is back at the baseline"
+	fi
 	echo "$key" >"$SERIES_STAMP"
 	info "applied $n patches"
 }
