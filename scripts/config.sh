@@ -59,10 +59,13 @@ for f in $frags; do
 	files+=("$TOP/kconfig/$f.config")
 done
 
+# Kconfig's own programs (conf, fixdep) are built in the fresh scratch
+# directory of every fresh clone: with ccache, as the kernel's host tools.
+kbuild_env
 logged "$LOGS/config-$variant.log" bash -c '
-	make -C "$1" O="$2" tinyconfig &&
-	"$1"/scripts/kconfig/merge_config.sh -m -O "$2" "$2/.config" "${@:3}" &&
-	make -C "$1" O="$2" olddefconfig' _ "$src" "$scratch" "${files[@]}" ||
+	make -C "$1" O="$2" HOSTCC="$3" tinyconfig &&
+	"$1"/scripts/kconfig/merge_config.sh -m -O "$2" "$2/.config" "${@:4}" &&
+	make -C "$1" O="$2" HOSTCC="$3" olddefconfig' _ "$src" "$scratch" "$KBUILD_HOSTCC" "${files[@]}" ||
 	die "configuring $variant failed"
 
 # Every request of every fragment must hold in the final configuration.

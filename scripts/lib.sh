@@ -31,7 +31,8 @@ mkdir -p "$BUILD" "$LOGS"
 # LOCALVERSION set (empty): the release is 6.1.192 in every tree, a git
 # worktree or not (scripts/setlocalversion appends "+" to a git tree's
 # otherwise), so the objects that include it are the same in all of them.
-KBUILD_ARGS=(CC="ccache gcc" HOSTCC="env -u CCACHE_DEPEND ccache gcc" LOCALVERSION=)
+KBUILD_HOSTCC="env -u CCACHE_DEPEND ccache gcc"
+KBUILD_ARGS=(CC="ccache gcc" HOSTCC="$KBUILD_HOSTCC" LOCALVERSION=)
 BFD_LIBDEP=/usr/lib/x86_64-linux-gnu/bfd-plugins/libdep.so
 if [ -f "$BFD_LIBDEP" ]; then
 	KBUILD_ARGS+=(NM="nm --plugin $BFD_LIBDEP")
