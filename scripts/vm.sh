@@ -49,7 +49,17 @@ VM_CPU=max VM_SMP=2 VM_MEM=512M VM_APPEND= VM_TIMEOUT=600
 # in that window (addresses 0xff11... under 5-level paging) fails KASAN's
 # addr_has_metadata(), computed for 4-level. With 4-level paging the
 # answer cannot change.
-VM_BASE_APPEND="pci=noacpi no5lvl"
+# random.trust_cpu=on: the guest CPU's RDRAND (QEMU's, from its own
+# generator, seeded from the host) seeds the kernel's random number generator at boot,
+# as CONFIG_RANDOM_TRUST_CPU's default (y) has it; tinyconfig turns that
+# off, and changing the option would recompile every object. Without it
+# the generator became ready only 2.5-12.6 s into each VM's job, when some
+# program's blocking getrandom() had the kernel gather jitter entropy,
+# and in a VM where nothing blocked (tests/idmap) never: every
+# getrandom(GRND_NONBLOCK) failed with EAGAIN, and libuuid (mkfs.ext4's
+# UUIDs) then sleeps 8 x 125 ms per call, ~4.5 s of an idle guest for
+# each of mount_setattr_test's ten ext4 fixtures.
+VM_BASE_APPEND="pci=noacpi no5lvl random.trust_cpu=on"
 # The built-in KUnit suites run at every boot, 1.4 s under TCG. A test
 # area's VM (one with a vm.conf) runs them only if it reads them
 # (RESULTS=kunit-console, tests/kunit) or sets VM_KUNIT=1; a VM without a
