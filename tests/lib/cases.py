@@ -1,9 +1,12 @@
 """One case of a guest-side Python test program as a TAP line (tests/tc,
 tc-lifetime, ovs, runtimes, idmap-ext4): "ok N NAME", "ok N NAME # SKIP
 WHY" when the case raised Skip (WHY must be a reason tests/skip-reasons
-knows), or "not ok N NAME" followed by the failure as "# " lines. The
-plan, and what each program checks around its cases, stay its own."""
+knows), or "not ok N NAME" followed by the failure as "# " lines; and
+"case N NAME: S s", its time, on stderr (the stream's NAME.err), which
+shows where an area's time goes. The plan, and what each program checks
+around its cases, stay its own."""
 import sys
+import time
 import traceback
 
 
@@ -20,6 +23,7 @@ def run_case(n, name, fn, *args):
 
     An error raised while another was being handled (a case's cleanup in a
     finally block, say) is printed with the one it replaced."""
+    t0 = time.monotonic()
     try:
         fn(*args)
     except Skip as e:
@@ -34,3 +38,4 @@ def run_case(n, name, fn, *args):
     else:
         print(f"ok {n} {name}")
     sys.stdout.flush()
+    print(f"case {n} {name}: {time.monotonic() - t0:.1f} s", file=sys.stderr, flush=True)
