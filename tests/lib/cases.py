@@ -19,7 +19,7 @@ def _lines(err):
 
 
 def run_case(n, name, fn, *args):
-    """Run fn(*args) as case n and print its TAP line.
+    """Run fn(*args) as case n, print its TAP line and its time on stderr.
 
     An error raised while another was being handled (a case's cleanup in a
     finally block, say) is printed with the one it replaced."""
