@@ -50,35 +50,37 @@ while read -r num areas diff what; do
 		continue
 	fi
 	n=$((n + 1))
+	# A patch may have several mutations: outputs are named by the diff.
+	key=${diff%.diff}
 	patch=$(sed -n "s/^\($num-.*\.patch\)$/\1/p" "$TOP/patches/series")
 	[ -n "$patch" ] || die "mutants/list names patch $num, which patches/series does not list"
 	[ -f "$TOP/mutants/$diff" ] || die "mutants/list: $TOP/mutants/$diff does not exist"
 	printf '>> mutant %s (%s): %s\n' "$num" "$diff" "$what"
 	t0=$(date +%s)
 	reset_tree
-	if ! git -C "$wt" apply "$TOP/mutants/$diff" 2>"$out/$num.apply.log"; then
-		rows+=("| $num | \`$diff\` | $areas | **mutation does not apply** (see $out/$num.apply.log) | — |")
+	if ! git -C "$wt" apply "$TOP/mutants/$diff" 2>"$out/$key.apply.log"; then
+		rows+=("| $num | \`$diff\` | $areas | **mutation does not apply** (see $out/$key.apply.log) | — |")
 		survived=$((survived + 1))
 		continue
 	fi
-	if ! { "$S/config.sh" mutant && "$S/build.sh" mutant; } >"$out/$num.build.log" 2>&1; then
-		rows+=("| $num | \`$diff\` | $areas | **does not build** (see $out/$num.build.log) | — |")
+	if ! { "$S/config.sh" mutant && "$S/build.sh" mutant; } >"$out/$key.build.log" 2>&1; then
+		rows+=("| $num | \`$diff\` | $areas | **does not build** (see $out/$key.build.log) | — |")
 		survived=$((survived + 1))
 		continue
 	fi
 	# The areas on the mutant kernel; their results in a directory of
 	# their own, so that a mutant never touches the test kernel's.
-	RUN_TESTS_VARIANT=mutant RUN_TESTS_OUT=$out/$num RUN_TESTS_LACKS='' \
-		"$S/run-tests.sh" ${areas//,/ } >"$out/$num.log" 2>&1 || true
-	failing=$(grep '^not ok' "$out/$num/results.tap" 2>/dev/null |
+	RUN_TESTS_VARIANT=mutant RUN_TESTS_OUT=$out/$key RUN_TESTS_LACKS='' \
+		"$S/run-tests.sh" ${areas//,/ } >"$out/$key.log" 2>&1 || true
+	failing=$(grep '^not ok' "$out/$key/results.tap" 2>/dev/null |
 		sed -e 's/^not ok [0-9]* - //' -e 's/|/\\|/g' | head -n 6)
 	secs=$(($(date +%s) - t0))
 	if [ -z "$failing" ]; then
 		rows+=("| $num | \`$diff\` | $areas | **survived: no test failed** | ${secs}s |")
 		survived=$((survived + 1))
-		info "survived: no test failed ($out/$num.log)"
+		info "survived: no test failed ($out/$key.log)"
 	else
-		count=$(grep -c '^not ok' "$out/$num/results.tap")
+		count=$(grep -c '^not ok' "$out/$key/results.tap")
 		rows+=("| $num | \`$diff\` | $areas | $count: $(printf '%s' "$failing" | paste -sd ';' | sed 's/;/<br>/g') | ${secs}s |")
 		info "killed: $count test(s) failed"
 	fi

@@ -17,8 +17,8 @@ import time
 
 # The netdevsim helpers of tests/tc.
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tc"))
-from tc_offload_test import (BUS, DBG, POLICE, POLICE_HW, Nsim, action,  # noqa: E402
-                             expect, filters, flush, released, run, tc)
+from tc_offload_test import (BUS, DBG, POLICE, POLICE_HW, Nsim, TcMonitor,  # noqa: E402
+                             action, emptied, expect, filters, flush, released, run, tc)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 from cases import run_case  # noqa: E402
 
@@ -36,9 +36,16 @@ def kmsg_lines():
     return subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()
 
 
-def police(rate, index, *extra):
-    return ["action", "police", "rate", rate, "burst", "10000k",
-            "conform-exceed", "drop/pipe", "index", str(index), *extra]
+def police(rate, index, *extra, ce="drop/pipe", more=()):
+    """A police action; more: parameters before conform-exceed CE."""
+    return ["action", "police", "rate", rate, "burst", "10000k", *more,
+            "conform-exceed", ce, "index", str(index), *extra]
+
+
+def fails(*args, why):
+    """A tc command that must fail, saying why."""
+    p = tc(*args, ok=False)
+    expect(why in p.stderr, f"tc {' '.join(args)}: want {why!r}, got {p.stderr.strip()!r}")
 
 
 def flower(proto, index, *where, flags=("skip_sw",)):
@@ -114,6 +121,131 @@ def replace_that_cannot_be_offloaded_leaves_hardware(d):
            and "gact index 5 drop" in d.actions()[0], f"drop again: {d.table()}")
     tc("actions", "del", "action", "gact", "index", "5")
     expect(not d.table(), f"left behind: {d.table()}")
+
+
+@test
+def refused_replace_takes_the_kept_version_out(d):
+    # mlx5 and nfp keep an action's previous version when they refuse its
+    # replacement (netdevsim: keep_refused). tc then counts it in no
+    # hardware, so unless the core takes it out, "tc actions del" sends
+    # no DESTROY and the old meter stays in the device.
+    d.keep_refused()
+    tc("actions", "add", *police("100mbit", 1))
+    expect(action("police", 1)["in_hw_count"] == 1 and len(d.actions()) == 1,
+           f"police 1 not offloaded: {d.table()}")
+    tc("actions", "replace", *police("100mbit", 1, more=("overhead", "10")))
+    a = action("police", 1)
+    expect(not a["in_hw_count"] and "overhead 10b" in a["text"],
+           f"tc after the refused replace:\n{a['text']}")
+    expect(not d.actions(), f"the device kept the old meter while tc counts none: {d.table()}")
+    tc("actions", "del", "action", "police", "index", "1")
+    expect(not d.table(), f"left in the device after the delete: {d.table()}")
+
+
+@test
+def refused_replace_keeps_the_meter_filters_use(d):
+    # FLOW_ACT_DESTROY of an action offloaded filters still use: the
+    # driver keeps their meter as it was offloaded (stale: in no
+    # hardware for tc) until the last of them goes.
+    d.keep_refused()
+    tc("actions", "add", *police("100mbit", 6))
+    flower("tcp", 6, "dev", d.port, "parent", "ffff:", flags=())
+    tc("actions", "replace", *police("100mbit", 6, more=("overhead", "10")))
+    hw = d.actions()
+    expect(not action("police", 6)["in_hw_count"] and len(hw) == 1 and " stale" in hw[0]
+           and "users 1" in hw[0] and f"index 6 {POLICE_HW} " in hw[0],
+           f"want the filter's meter kept at 100mbit, stale: {d.table()}")
+    expect(len(d.filters()) == 1 and "police:6:shared" in d.filters()[0],
+           f"the filter lost its meter: {d.table()}")
+    tc("filter", "del", "dev", d.port, "ingress")
+    released("police", 6)
+    expect(not d.table(), f"the stale meter outlived its last filter: {d.table()}")
+
+
+@test
+def replace_filters_cannot_follow_is_refused(d):
+    # An offloaded meter that filters use, replaced by a version tc
+    # cannot describe for offload (conform reclassify): refused before
+    # anything changes, in tc and in the device.
+    tc("actions", "add", *police("100mbit", 8))
+    flower("udp", 8, "dev", d.port, "parent", "ffff:", flags=())
+    fails("actions", "replace", *police("200mbit", 8, ce="drop/reclassify"),
+          why="filters use cannot be offloaded; action unchanged")
+    a = action("police", 8)
+    expect(a["in_hw_count"] == 1 and "rate 100Mbit" in a["text"] and "pipe" in a["text"]
+           and "reclassify" not in a["text"], f"tc changed the action:\n{a['text']}")
+    hw = d.actions()
+    expect(len(hw) == 1 and f"index 8 {POLICE_HW} " in hw[0] and "users 1" in hw[0]
+           and "stale" not in hw[0], f"the device changed: {d.table()}")
+
+
+@test
+def failed_skip_sw_replace_leaves_the_action_as_it_was(d):
+    # skip_sw runs only in hardware: a replacement tc cannot describe for
+    # offload is refused before it changes anything (gact pipe, police
+    # conform reclassify).
+    tc("actions", "add", "action", "gact", "drop", "index", "5", "skip_sw")
+    fails("actions", "replace", "action", "gact", "pipe", "index", "5", "skip_sw",
+          why="skip_sw action cannot be offloaded; action unchanged")
+    a = action("gact", 5)
+    expect(a["in_hw_count"] == 1 and a["skip_sw"] and "action drop" in a["text"],
+           f"tc changed the gact:\n{a['text']}")
+    expect(d.actions() == [l for l in d.actions() if "gact index 5 drop" in l]
+           and len(d.actions()) == 1, f"the device changed: {d.table()}")
+    tc("actions", "add", *police("100mbit", 7, "skip_sw"))
+    fails("actions", "replace", *police("200mbit", 7, "skip_sw", ce="drop/reclassify"),
+          why="skip_sw action cannot be offloaded; action unchanged")
+    a = action("police", 7)
+    expect(a["in_hw_count"] == 1 and "rate 100Mbit" in a["text"]
+           and "reclassify" not in a["text"], f"tc changed the police:\n{a['text']}")
+    hw = [l for l in d.actions() if l.startswith("action police")]
+    expect(len(hw) == 1 and f"index 7 {POLICE_HW} " in hw[0], f"the device changed: {d.table()}")
+
+
+@test
+def skip_sw_replace_no_driver_takes_is_deleted_and_notified(d):
+    # A skip_sw replacement that can be described but that the driver
+    # refuses has replaced the old version in place and runs nowhere: tc
+    # deletes it and says so, as when its last hardware goes.
+    tc("actions", "add", *police("100mbit", 7, "skip_sw"))
+    tc("actions", "add", "action", "gact", "drop", "index", "11", "skip_sw")
+    mon = TcMonitor()
+    try:
+        tc("actions", "replace", *police("100mbit", 7, "skip_sw", more=("overhead", "10")),
+           ok=False)
+        seen, text = mon.deleted("police 0x7")
+        expect(action("police", 7) is None, "police 7 left, in no hardware")
+        expect(seen, f"tc monitor did not see police 7 deleted:\n{text}")
+        d.fail_next()
+        tc("actions", "replace", "action", "gact", "pass", "index", "11", "skip_sw", ok=False)
+        seen, text = mon.deleted("index 11")
+        expect(action("gact", 11) is None, "gact 11 left, in no hardware")
+        expect(seen, f"tc monitor did not see gact 11 deleted:\n{text}")
+    finally:
+        mon.close()
+    expect(not d.actions(), f"left in the device: {d.table()}")
+
+
+@test
+def device_removal_with_a_shared_meter_in_use(d):
+    # The device goes while it holds a meter and the filters using it.
+    two = Nsim2(5)
+    try:
+        tc("actions", "add", *police("100mbit", 9, "skip_sw"))
+        tc("qdisc", "add", "dev", two.port, "ingress")
+        for proto in ("tcp", "udp"):
+            flower(proto, 9, "dev", two.port, "parent", "ffff:")
+        meter = [l for l in two.table() if l.startswith("action police index 9 ")]
+        expect(len(meter) == 1 and "users 2" in meter[0], f"meter users: {two.table()}")
+        before = leftovers()
+    finally:
+        two.delete()
+    a = action("police", 9)
+    expect(a["in_hw_count"] == 1, f"want only the other device's copy counted:\n{a['text']}")
+    hw = d.actions()
+    expect(len(hw) == 1 and "index 9 " in hw[0] and "users 0" in hw[0],
+           f"the other device's meter: {d.table()}")
+    expect(leftovers() == before, f"tc_leftovers went from {before} to {leftovers()}")
 
 
 @test
@@ -265,7 +397,10 @@ def main():
                 fn(d)
             finally:
                 flush(d)
-                d.delete()
+                try:
+                    emptied(d)
+                finally:
+                    d.delete()
             reports = [l for l in kmsg_lines()[seen:] if REPORT.search(l)]
             expect(not reports, "kernel report while it ran:\n" + "\n".join(reports[:20]))
         run_case(n, name, case)

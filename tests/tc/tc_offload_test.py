@@ -85,6 +85,12 @@ class Nsim:
         with open(f"{self.dbg}/fail_next_offload", "w") as f:
             f.write("1")
 
+    def keep_refused(self, on=True):
+        """Keep an action's previous version when a replace of it is
+        refused, as mlx5 and nfp do (debugfs keep_refused)."""
+        with open(f"{self.dbg}/keep_refused", "w") as f:
+            f.write("1" if on else "0")
+
     def reload(self):
         run("devlink", "dev", "reload", f"netdevsim/netdevsim{self.id}")
         self.port = os.listdir(f"{BUS}/devices/netdevsim{self.id}/net")[0]
@@ -162,6 +168,20 @@ def flush(*devs):
         if tries > 1:
             print(f"# flush: {tries} tries for the {kind} actions "
                   f"({p.stderr.strip() or 'flushed'})", flush=True)
+
+
+def emptied(*devs):
+    """After flush(): tc holds no police or gact action and the devices'
+    tables are empty. A case that leaves either behind fails under its
+    own name."""
+    for kind in ("police", "gact"):
+        out = tc("actions", "list", "action", kind).stdout
+        m = re.search(r"total acts (\d+)", out)
+        # tc prints nothing at all when it holds none
+        expect(not out.strip() or (m and m.group(1) == "0"),
+               f"tc still holds {kind} actions after the flush:\n{out}")
+    for d in devs:
+        expect(not d.table(), f"netdevsim{d.id} still holds after the flush: {d.table()}")
 
 
 POLICE = ["rate", "100mbit", "burst", "10000k", "conform-exceed", "drop/pipe"]
@@ -410,35 +430,56 @@ def wait_for(path, pattern, timeout=60):
         time.sleep(0.2)
 
 
+class TcMonitor:
+    """`tc monitor` writing to a file, seen subscribed before it is used."""
+
+    def __init__(self, logname="/tmp/tc-monitor.txt"):
+        self.logname = logname
+        with open(logname, "w") as log:
+            # line-buffered: tc's stdio buffer dies with it otherwise
+            self.mon = subprocess.Popen(["stdbuf", "-oL", "tc", "monitor"], stdout=log,
+                                        stderr=subprocess.STDOUT)
+        try:
+            # tc monitor has subscribed once it reports a software-only
+            # probe; under TCG that can take seconds, and what it misses
+            # is lost.
+            tc("actions", "add", "action", "gact", "pass", "index", "4243", "skip_hw")
+            for _ in range(120):
+                seen = wait_for(logname, r"index 4243", timeout=0.5)
+                if "index 4243" in seen:
+                    break
+                tc("actions", "replace", "action", "gact", "pass", "index", "4243", "skip_hw")
+            expect("index 4243" in seen, f"tc monitor never started:\n{seen}")
+        except BaseException:
+            self.close()
+            raise
+
+    def deleted(self, kind_index, timeout=60):
+        """Whether tc monitor reported the deletion of an action; kind_index
+        is how tc prints it ("index 9" for gact, "police 0x7")."""
+        pattern = rf"(?i)deleted action.*\n(?:.*\n){{0,3}}.*{kind_index}\b"
+        seen = wait_for(self.logname, pattern, timeout=timeout)
+        return re.search(pattern, seen), seen
+
+    def close(self):
+        self.mon.terminate()
+        self.mon.wait(timeout=30)
+
+
 @test
 def skip_sw_action_deleted_with_its_last_hardware(d, _):
     tc("actions", "add", "action", "gact", "drop", "index", "9", "skip_sw")
-    logname = "/tmp/tc-monitor.txt"
-    with open(logname, "w") as log:
-        # line-buffered: tc's stdio buffer dies with it otherwise
-        mon = subprocess.Popen(["stdbuf", "-oL", "tc", "monitor"], stdout=log,
-                               stderr=subprocess.STDOUT)
+    mon = TcMonitor()
     try:
-        # tc monitor has subscribed once it reports a software-only probe;
-        # under TCG that can take seconds, and what it misses is lost.
-        tc("actions", "add", "action", "gact", "pass", "index", "4243", "skip_hw")
-        for _ in range(120):
-            seen = wait_for(logname, r"index 4243", timeout=0.5)
-            if "index 4243" in seen:
-                break
-            tc("actions", "replace", "action", "gact", "pass", "index", "4243", "skip_hw")
-        expect("index 4243" in seen, f"tc monitor never started:\n{seen}")
         d.delete()
         try:
-            deleted = r"(?i)deleted action.*\n(?:.*\n){0,3}.*index 9\b"
-            seen = wait_for(logname, deleted)
+            seen, text = mon.deleted("index 9")
             expect(action("gact", 9) is None, "skip_sw action survived its last hardware copy")
-            expect(re.search(deleted, seen), f"tc monitor did not see the deletion:\n{seen}")
+            expect(seen, f"tc monitor did not see the deletion:\n{text}")
         finally:
             d.__init__(d.id)
     finally:
-        mon.terminate()
-        mon.wait(timeout=30)
+        mon.close()
 
 
 @test
@@ -1071,12 +1112,15 @@ def main():
             return 0
     print(f"1..{len(TESTS)}")
     d = Nsim(1)
-    for n, (name, fn) in enumerate(TESTS, start=1):
-        run_case(n, name, fn, d, None)
+
+    def case(fn):
         try:
+            fn(d, None)
+        finally:
             flush(d)
-        except Exception as e:  # noqa: BLE001
-            print(f"# cleanup after {name}: {e}")
+            emptied(d)
+    for n, (name, fn) in enumerate(TESTS, start=1):
+        run_case(n, name, case, fn)
     d.delete()
     return 0
 
