@@ -55,7 +55,7 @@
 # else ~/.cache/mw517/deb when that is not writable), one directory per
 # key: a hash of the series, the configuration files, the module list,
 # the linux-source and linux-config versions, the toolchain (gcc-12, ld,
-# pahole), this script's commands and the kernel build's make variables.
+# pahole), DEB_SCHEME below and the kernel build's make variables.
 # A second fresh clone with the same inputs copies them instead of
 # building; compiles go through ccache.
 #
@@ -73,6 +73,9 @@ FLAVOUR=${FLAVOUR:-user}
 DEB_WANT=6.1.192-3
 DEBIAN_CONFIG=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
 LOCALVERSION_DEB=-mw517-amd64
+# Part of the cache key: count it up when a change here changes what the
+# packages hold or how they are named (not for checks or messages).
+DEB_SCHEME=1
 OUT=$BUILD/deb
 
 case $MODULES in host | vm | all) ;; *) die "MODULES=$MODULES: one of host (default), vm, all" ;; esac
@@ -128,7 +131,7 @@ kmake() {
 # configure OBJ: Debian's configuration, our fragments, olddefconfig, then
 # for host and vm localmodconfig with the module list and olddefconfig.
 configure() {
-	local obj=$1 f
+	local obj=$1 f ikconfig
 	mkdir -p "$obj" || return 1
 	{
 		xz -dc "$DEBIAN_CONFIG" && fragments | while read -r f; do cat "$f"; done
@@ -137,8 +140,14 @@ configure() {
 	kmake "$obj" -s olddefconfig || { echo "olddefconfig of Debian's configuration failed" >&2; return 1; }
 	[ "$MODULES" != all ] || return 0
 	module_list >"$obj/deb.modules" || return 1
+	ikconfig=$(grep -E '^(# )?CONFIG_IKCONFIG[= ]' "$obj/.config") || ikconfig="# CONFIG_IKCONFIG is not set"
 	kmake "$obj" -s LSMOD="$obj/deb.modules" localmodconfig </dev/null >/dev/null ||
 		{ echo "localmodconfig with $(wc -l <"$obj/deb.modules") modules failed" >&2; return 1; }
+	# localmodconfig turns IKCONFIG on as a module whatever the
+	# configuration says (streamline_config.pl, for its own later runs);
+	# Debian has it off, and a module set only takes modules away.
+	sed -i '/^CONFIG_IKCONFIG=/d; /^# CONFIG_IKCONFIG is not set/d' "$obj/.config"
+	echo "$ikconfig" >>"$obj/.config"
 	kmake "$obj" -s olddefconfig || { echo "olddefconfig after localmodconfig failed" >&2; return 1; }
 }
 
@@ -155,9 +164,9 @@ cache_key() {
 		gcc-12 --version | head -n1
 		ld --version | head -n1
 		pahole --version
-		# this script's commands (not its comments) and the make
+		# how this script builds and names the packages, and the make
 		# variables of every kernel build
-		grep -v '^[[:space:]]*#' "$0" | sha256sum
+		echo "scheme $DEB_SCHEME $LOCALVERSION_DEB"
 		echo "${KBUILD_ARGS[@]}"
 	} | sha256sum | cut -c1-16
 }
@@ -184,7 +193,6 @@ build() {
 	"$TOP/scripts/deps.sh"
 	check_versions
 	[ "$MODULES" != host ] || [ -r /proc/modules ] || die "MODULES=host reads /proc/modules, which is not readable"
-	"$TOP/scripts/tree.sh"
 	key=$(cache_key) || die "cannot compute the cache key"
 	cache=$(cache_dir)
 	keydir=$cache/$key
@@ -205,7 +213,9 @@ build() {
 	check_disk $((need * 1024 * 1024))
 	mkdir -p "$cache" || die "cannot create the package cache $cache"
 	avail=$(df -Pk "$cache" | awk 'NR==2 {print $4}')
-	[ "$avail" -ge $((2 * 1024 * 1024)) ] || die "only $((avail / 1024)) MiB free for the package cache $cache, need 2048 MiB"
+	[ "$avail" -ge $((2 * 1024 * 1024)) ] ||
+		die "only $((avail / 1024)) MiB free for the package cache $cache, need 2048 MiB"
+	"$TOP/scripts/tree.sh"
 
 	name=obj-deb-$MODULES
 	[ "$FLAVOUR" = user ] || name=$name-test
@@ -260,5 +270,13 @@ key)
 	check_versions
 	cache_key
 	;;
-*) die "usage: deb.sh [build|config OBJ|key]" ;;
+make)
+	# deb.sh make OBJ TARGET...: make in OBJ the way configure does
+	# (tests/debian-config's olddefconfig runs)
+	obj=${2:?usage: deb.sh make OBJ TARGET...}
+	shift 2
+	kbuild_env
+	kmake "$obj" "$@"
+	;;
+*) die "usage: deb.sh [build|config OBJ|key|make OBJ TARGET...]" ;;
 esac
