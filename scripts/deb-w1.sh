@@ -14,7 +14,7 @@
 obj=$TREE/obj-deb-w1
 log=$LOGS/w1-deb.log
 probe=$BUILD/deb-w1-probe.mk
-[ -d "$TREE/.git" ] || die "no $TREE (run: make tree)"
+[ -e "$TREE/.git" ] || die "no $TREE (run: make tree)"
 ln -sfn "$obj" "$BUILD/obj-deb-w1"
 MODULES=all FLAVOUR=user "$TOP/scripts/deb.sh" config "$obj" >"$LOGS/w1-deb-config.log" 2>&1 ||
 	die "configuring Debian's full configuration failed (see $LOGS/w1-deb-config.log)"
@@ -40,6 +40,7 @@ for f in "${cfiles[@]}"; do
 		skipped+=("$f")
 	fi
 done
+[ ${#skipped[@]} -eq 0 ] || info "not in Debian's configuration (not compiled): ${skipped[*]}"
 [ ${#targets[@]} -gt 0 ] || die "none of the series' C files is built in Debian's configuration: the probe is broken"
 (cd "$obj" && rm -f "${targets[@]}")
 : >"$log"
@@ -51,4 +52,3 @@ if [ -n "$new" ]; then
 	die "W=1 warnings in lines the series added, in Debian's configuration (full log: $log)"
 fi
 info "W=1 in Debian's configuration: ${#targets[@]} file(s) the series touches, no new warnings"
-[ ${#skipped[@]} -eq 0 ] || info "not in Debian's configuration (not compiled): ${skipped[*]}"
