@@ -253,6 +253,8 @@ build() {
 		echo "linux-source-6.1 $DEB_SRC_VERSION linux-config-6.1 $(pkg_version linux-config-6.1)"
 		for f in "$staging"/*.deb; do echo "$(basename "$f") $(du -k "$f" | cut -f1) KiB"; done
 	} >"$staging/SOURCE"
+	"$TOP/scripts/deb-check.sh" "$staging" ||
+		die "the packages in $staging fail their check (scripts/deb-check.sh); not cached"
 	rm -rf "$keydir"
 	mv "$staging" "$keydir"
 	deliver "$keydir"
