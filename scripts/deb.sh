@@ -156,8 +156,9 @@ cache_key() {
 	{
 		echo "source $DEB_SRC_VERSION config $(pkg_version linux-config-6.1)"
 		echo "modules $MODULES flavour $FLAVOUR"
+		# contents and names only: the key is the same in every clone
 		sed -e 's/#.*//' "$TOP/patches/series" | while read -r p; do
-			[ -z "$p" ] || sha256sum "$TOP/patches/$p"
+			[ -z "$p" ] || echo "$p $(sha256sum <"$TOP/patches/$p")"
 		done
 		fragments | while read -r p; do sha256sum <"$p"; done
 		module_list || echo "no module list $RANDOM"
