@@ -13,6 +13,7 @@ rel=6.1.192-mw517-amd64
 [ -d "$dir" ] || die "no directory $dir"
 
 one() { # PATTERN: the one file of DIR matching it
+	# shellcheck disable=SC2206 # PATTERN is a glob on purpose
 	local f=("$dir"/$1)
 	[ ${#f[@]} -eq 1 ] && [ -f "${f[0]}" ] || die "expected one $1 in $dir, found: ${f[*]}"
 	echo "${f[0]}"

@@ -226,7 +226,8 @@ build() {
 	stamp=$(date -u +%Y%m%d.%H%M)
 	pkgver="$DEB_SRC_VERSION+mw517.$stamp"
 	[ "$FLAVOUR" = user ] || pkgver=$pkgver.test
-	export KBUILD_BUILD_TIMESTAMP="$(date -u -R)" KBUILD_BUILD_USER=mw517 KBUILD_BUILD_HOST=make-deb
+	KBUILD_BUILD_TIMESTAMP=$(date -u -R)
+	export KBUILD_BUILD_TIMESTAMP KBUILD_BUILD_USER=mw517 KBUILD_BUILD_HOST=make-deb
 	phase "deb:config" logged "$LOGS/deb-config-$MODULES-$FLAVOUR.log" configure "$obj" ||
 		die "configuring the package's kernel failed"
 	info "$(grep -c '=y$' "$obj/.config") built-in options, $(grep -c '=m$' "$obj/.config") modules"
