@@ -9,6 +9,7 @@ check:          ; @$(PIPELINE) check
 shell:          ; @$(PIPELINE) shell
 bench:          ; @$(PIPELINE) bench
 kernel:         ; @$(PIPELINE) kernel
+deb:            ; @MODULES=$(MODULES) FLAVOUR=$(FLAVOUR) scripts/deb.sh
 deps:           ; @scripts/deps.sh
 tree:           ; @scripts/deps.sh && scripts/tree.sh
 checkpatch:     ; @scripts/checkpatch.sh
@@ -18,4 +19,8 @@ export-patches: ; @scripts/export-patches.sh
 outgoing:       ; @scripts/outgoing.sh
 clean:          ; rm -rf build
 
-.PHONY: run check shell bench kernel deps tree checkpatch export-patches outgoing mutants bisect-check clean
+# make deb MODULES=host|vm|all FLAVOUR=user|test: Debian packages, build/deb/
+MODULES ?= host
+FLAVOUR ?= user
+
+.PHONY: run check shell bench kernel deb deps tree checkpatch export-patches outgoing mutants bisect-check clean

@@ -8,6 +8,9 @@ PKGS=(
 	# kernel source and build
 	linux-source-6.1 build-essential flex bison bc libelf-dev libssl-dev
 	cpio ccache dwarves python3 rsync kmod xz-utils lz4 git
+	# make deb (scripts/deb.sh): Debian's configuration of the same kernel,
+	# bindeb-pkg's tools, openssl for the ephemeral module signing key
+	linux-config-6.1 dpkg-dev fakeroot openssl gcc-12
 	# VM
 	qemu-system-x86 acpica-tools
 	# guest tests and user-space tools
