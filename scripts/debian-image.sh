@@ -10,7 +10,8 @@
 # Cached outside the clone, like ccache: $DEBIAN_IMAGE_CACHE/KEY.img
 # (default /var/cache/linux-series-6.1/debian-image), KEY a hash of the
 # package list, this recipe, the baked-in files and the archive entries.
-# A change to any of them builds a new image; the old ones stay until
+# A change to any of them builds a new image (the key covers this whole
+# file, comments too); the old ones stay until
 # removed by hand. Nobody writes to a cached image: scripts/debian-vm.sh
 # boots a copy-on-write overlay of it. Prints the image's path last.
 #
@@ -40,7 +41,13 @@ debian_sources() {
 			uri = ""
 		}' | sort -u
 }
-sources=$(debian_sources)
+# DEBIAN_IMAGE_SOURCES: a sources.list to use instead (tests/debian checks
+# the message for an unreachable archive with one).
+if [ -n "${DEBIAN_IMAGE_SOURCES:-}" ]; then
+	sources=$(cat "$DEBIAN_IMAGE_SOURCES") || die "debian-image.sh: cannot read $DEBIAN_IMAGE_SOURCES"
+else
+	sources=$(debian_sources)
+fi
 [ -n "$sources" ] || die "debian-image.sh: this host's apt has no Debian archive configured (apt-cache policy shows no o=Debian source; run apt-get update?)"
 grep -q ' bookworm ' <<<"$sources" ||
 	die "debian-image.sh: the host's Debian sources have no bookworm suite: $sources"
@@ -74,8 +81,9 @@ trap 'rm -rf --one-file-system "$work"' EXIT
 printf '%s\n' "$sources" >"$work/sources.list"
 info "building the Debian image $key from: $(tr '\n' ';' <"$work/sources.list")"
 
-# The baked-in files, the filesystem table, a fixed machine id (every
-# boot runs on a fresh overlay: each would otherwise be a first boot).
+# The baked-in files, the filesystem table, the host name, root without
+# a password (the console). /etc/machine-id is left empty, as mmdebstrap
+# leaves it (a generic image: the first boot of each run makes one).
 hook='set -e
 cp "'$BAKED'/debian-test.service" "$1/etc/systemd/system/"
 install -m 755 "'$BAKED'/debian-test-launch" "$1/usr/local/sbin/"
@@ -83,7 +91,6 @@ chroot "$1" systemctl enable debian-test.service
 echo "/dev/vda / ext4 rw,errors=remount-ro 0 1" >"$1/etc/fstab"
 echo debtest >"$1/etc/hostname"
 printf "127.0.0.1 localhost\n127.0.1.1 debtest\n" >"$1/etc/hosts"
-echo 0a5e1c2b3d4f40718293a4b5c6d7e8f9 >"$1/etc/machine-id"
 passwd --root "$1" -d root'
 
 t0=$(date +%s)

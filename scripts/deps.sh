@@ -10,6 +10,9 @@ PKGS=(
 	cpio ccache dwarves python3 rsync kmod xz-utils lz4 git
 	# VM
 	qemu-system-x86 acpica-tools
+	# tests/debian: the Debian 12 image (mmdebstrap; debugfs from
+	# e2fsprogs below) and its copy-on-write overlay (qemu-img)
+	mmdebstrap qemu-utils
 	# guest tests and user-space tools
 	acl attr libcap-dev libacl1-dev util-linux mount iproute2 ethtool e2fsprogs i2c-tools
 	# benchmark

@@ -28,6 +28,28 @@ image() {
 	fi
 }
 
+# bad input changes nothing: an unreachable archive and too little disk
+# each stop the build with a message saying so, and leave the cache empty
+bad_input() {
+	local c=$RUN/bad-cache out rc
+	echo 1..2
+	mkdir -p "$c"
+	printf 'deb http://127.0.0.1:9/debian bookworm main\n' >"$RUN/bad.list"
+	out=$(DEBIAN_IMAGE_CACHE=$c DEBIAN_IMAGE_SOURCES=$RUN/bad.list "$S/debian-image.sh" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | tail -n 3 | sed 's/^/# /'
+	[ $rc != 0 ] && grep -q 'the Debian archive is unreachable' <<<"$out" && [ -z "$(ls -A "$c")" ] &&
+		echo "ok 1 - an unreachable archive: the build stops saying so, nothing in the cache" ||
+		echo "not ok 1 - an unreachable archive: rc $rc, cache: $(ls -A "$c")"
+	out=$(DEBIAN_IMAGE_CACHE=$c DEBIAN_IMAGE_NEED_MB=$((1 << 40)) "$S/debian-image.sh" 2>&1)
+	rc=$?
+	printf '%s\n' "$out" | tail -n 1 | sed 's/^/# /'
+	[ $rc != 0 ] && grep -q 'too little disk' <<<"$out" && [ -z "$(ls -A "$c")" ] &&
+		echo "ok 2 - too little disk: the build stops saying so, nothing in the cache" ||
+		echo "not ok 2 - too little disk: rc $rc, cache: $(ls -A "$c")"
+	rmdir "$c"
+}
+
 # the files the guest reads: job scripts, tap.sh, tools, our packages
 stage() {
 	mkdir -p "$RUN/in/lib" "$RUN/in/tools" "$RUN/in/debs"
@@ -75,6 +97,7 @@ vm() {
 	fi
 }
 
+tap_run image-bad-input bad_input
 tap_run image image
 img=$(cat "$RUN/image-path" 2>/dev/null) || exit 1
 stage
