@@ -10,7 +10,7 @@
 # INITRD: files on the host (scripts/debian-boot-files.sh takes them out
 # of the image). QEMU TCG, 2 vCPUs, DEBIAN_VM_MEM (default 3G), no network
 # device, the serial console in RUN/console-PHASE.log, killed after
-# DEBIAN_VM_TIMEOUT seconds (default 900). Exit status: QEMU's, or 124
+# DEBIAN_VM_TIMEOUT seconds (default 1200). Exit status: QEMU's, or 124
 # when it was killed.
 . "$(dirname "$0")/lib.sh"
 
@@ -22,7 +22,7 @@ initrd=${4:?usage: debian-vm.sh RUN PHASE KERNEL INITRD}
 [ -f "$kernel" ] || die "debian-vm.sh: no kernel at $kernel"
 [ -f "$initrd" ] || die "debian-vm.sh: no initrd at $initrd"
 [ -f "$run/disk.qcow2" ] || die "debian-vm.sh: no overlay $run/disk.qcow2 (tests/debian/host.sh makes it)"
-timeout=${DEBIAN_VM_TIMEOUT:-900}
+timeout=${DEBIAN_VM_TIMEOUT:-1200}
 
 case ${VM_TCG_THREAD:-} in
 '' | single | multi) ;;

@@ -18,17 +18,17 @@ police() { table | grep '^action police '; }
 wait_for() { local t=$1; shift; for _ in $(seq $((t * 2))); do "$@" && return 0; sleep 0.5; done; return 1; }
 ports() { ls /sys/bus/netdevsim/devices/netdevsim$N/net/ 2>/dev/null | sort; }
 two_ports() { [ "$(ports | wc -l)" = 2 ]; }
-of() { ovs-ofctl -O OpenFlow13 "$@"; }
+of() { timeout 120 ovs-ofctl -O OpenFlow13 "$@"; }
 police_rate() { police | grep -c " rate_bytes_ps $1 "; }
 
 modprobe netdevsim && echo "$N 2" >/sys/bus/netdevsim/new_device && wait_for 30 two_ports
 for p in $(ports); do ip link set "$p" up; ethtool -K "$p" hw-tc-offload on; done
-ovs-vsctl set Open_vSwitch . other_config:hw-offload=true other_config:max-idle=600000
+ovs-vsctl --timeout=120 set Open_vSwitch . other_config:hw-offload=true other_config:max-idle=600000
 systemctl restart openvswitch-switch
-[ "$(ovs-vsctl get Open_vSwitch . other_config:hw-offload)" = '"true"' ] &&
+[ "$(ovs-vsctl --timeout=120 get Open_vSwitch . other_config:hw-offload)" = '"true"' ] &&
 	systemctl is-active -q openvswitch-switch ovs-vswitchd ovsdb-server && [ -f "$tab" ] && [ -z "$(table)" ]
 ok $? "openvswitch-switch.service active with hw-offload=true; netdevsim$N ports $(ports | tr '\n' ' ')and its empty table"
-ovs-vsctl add-br br0 $(for p in $(ports); do echo -- add-port br0 "$p"; done)
+ovs-vsctl --timeout=120 add-br br0 $(for p in $(ports); do echo -- add-port br0 "$p"; done)
 of add-meter br0 meter=1,kbps,burst,bands=type=drop,rate=1000,burst_size=100
 wait_for 60 test "$(police_rate 125000)" = 1
 idx=$(police | awk '/ rate_bytes_ps 125000 / { print $4 }')
@@ -47,7 +47,7 @@ ok $? "systemctl restart openvswitch-switch: ovs-vswitchd active again, the tabl
 of add-meter br0 meter=1,kbps,burst,bands=type=drop,rate=1000,burst_size=100
 wait_for 60 test "$(police_rate 125000)" = 1
 again=$?
-ovs-vsctl del-br br0
+ovs-vsctl --timeout=120 del-br br0
 wait_for 120 test -z "$(table)"
 [ $again = 0 ] && [ -z "$(table)" ]
 ok $? "a meter offloaded again (rc $again), then del-br: the table empty: $(table | tr '\n' ' ')"

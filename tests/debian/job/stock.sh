@@ -11,6 +11,8 @@ tap_run stock-podman podman_test refused
 tap_run stock-nspawn nspawn_test refused
 # What the packaging's MODULES=vm list starts from: the modules this
 # system loaded, with an Open vSwitch bridge made (tc's offload path).
-ovs-vsctl add-br br-lsmod && ovs-vsctl del-br br-lsmod
+# ovs-vsctl waits for ovs-vswitchd without end unless told: one run hung.
+systemctl status --no-pager ovs-vswitchd >"$T_OUT/ovs-vswitchd-stock.txt" 2>&1
+ovs-vsctl --timeout=120 add-br br-lsmod && ovs-vsctl --timeout=120 del-br br-lsmod
 lsmod >"$T_OUT/lsmod-stock.txt"
 tap_run packages bash "$IN/job/packages.sh"
