@@ -13,6 +13,9 @@ PKGS=(
 	linux-config-6.1 dpkg-dev fakeroot openssl gcc-12
 	# VM
 	qemu-system-x86 acpica-tools
+	# tests/debian: the Debian 12 image (mmdebstrap; debugfs from
+	# e2fsprogs below) and its copy-on-write overlay (qemu-img)
+	mmdebstrap qemu-utils
 	# guest tests and user-space tools
 	acl attr libcap-dev libacl1-dev util-linux mount iproute2 ethtool e2fsprogs i2c-tools
 	# benchmark
