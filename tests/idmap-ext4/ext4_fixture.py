@@ -35,6 +35,32 @@ def expect(cond, what):
         raise AssertionError(what)
 
 
+def image(fs):
+    """The ext4 image file mounted at FS (main() keeps it beside FS)."""
+    return os.path.join(os.path.dirname(fs), "ext4.img")
+
+
+def mount(fs, mnt):
+    run("mount", "-o", "loop", image(fs), fs)
+    run(IDMAP, f"--map=b:0:{SHIFT}:1000", fs, mnt)
+
+
+def umount(fs, mnt):
+    run("umount", mnt)
+    run("umount", fs)
+
+
+def offline(fs, mnt, fn):
+    """Unmount the fixture, return fn(image) (the image file, nothing
+    mounted, so debugfs and e2fsck see what reached the disk), mount it
+    again with the same idmapped mount."""
+    umount(fs, mnt)
+    try:
+        return fn(image(fs))
+    finally:
+        mount(fs, mnt)
+
+
 def main(work, tests):
     """Mount the fixture under WORK, run TESTS (functions; raise Skip(why)
     to skip) as TAP with the plan first, unmount. Returns the exit status."""
@@ -45,10 +71,8 @@ def main(work, tests):
     os.makedirs(mnt, exist_ok=True)
     run("truncate", "-s", "32M", img)
     run("mkfs.ext4", "-q", "-F", img)
-    run("mount", "-o", "loop", img, fs)
-    run(IDMAP, f"--map=b:0:{SHIFT}:1000", fs, mnt)
+    mount(fs, mnt)
     for n, fn in enumerate(tests, start=1):
         run_case(n, fn.__name__, fn, fs, mnt)
-    run("umount", mnt)
-    run("umount", fs)
+    umount(fs, mnt)
     return 0
