@@ -707,16 +707,33 @@ def ovs_rules():
     return {int(p): int(m) for p, m in re.findall(r"tp_dst=(\d+) actions=meter:(\d+),", out)}
 
 
-def ovs_dp_meters():
-    """{udp dst port: datapath meter id} of the datapath flows with a meter
-    (ovs-appctl dpctl/dump-flows: OVS's reading of tc's filters)."""
+def port_match(text):
+    """(value, mask) of a port match as OVS or tc prints it: 2011,
+    "2011", or "2008/0xfff8" (a megaflow may match only the port bits
+    OVS's classifier needed)."""
+    v, _, m = str(text).partition("/")
+    return int(v, 0), int(m, 0) if m else 0xffff
+
+
+def rule_port(match, ports):
+    """The one rule port a (value, mask) match covers, or None."""
+    v, m = match
+    hit = [p for p in ports if p & m == v & m]
+    return hit[0] if len(hit) == 1 else None
+
+
+def ovs_dp_meters(ports):
+    """{rule's udp dst port: {datapath meter id}} of the datapath flows
+    with a meter (ovs-appctl dpctl/dump-flows: OVS's reading of tc's
+    filters); a flow no single rule port matches is under None."""
     out = run("ovs-appctl", "dpctl/dump-flows", "-m").stdout
     got = {}
     for line in out.splitlines():
-        port = re.search(r"udp\([^)]*\bdst=(\d+)", line)
+        port = re.search(r"udp\([^)]*\bdst=([0-9a-fx/]+)", line)
         meter = re.search(r"actions:.*\bmeter\((\d+)\)", line)
         if port and meter:
-            got.setdefault(int(port.group(1)), set()).add(int(meter.group(1)))
+            got.setdefault(rule_port(port_match(port.group(1)), ports), set()).add(
+                int(meter.group(1)))
     return got, out
 
 
@@ -725,9 +742,10 @@ def as_index(v):
     return v if isinstance(v, int) else int(str(v), 16)
 
 
-def tc_metered(port):
-    """{udp dst port: (police index, mirred packets)} of tc's flower
-    filters on port's ingress that use a police action."""
+def tc_metered(port, ports):
+    """{rule's udp dst port: [(police index, mirred packets)]} of tc's
+    flower filters on port's ingress that use a police action (None: no
+    single rule port matches)."""
     doc = json.loads(run("tc", "-s", "-j", "filter", "show", "dev", port, "ingress").stdout)
     got = {}
     for f in doc:
@@ -736,7 +754,8 @@ def tc_metered(port):
         pol = [as_index(a["index"]) for a in acts if a.get("kind") == "police"]
         mir = [a.get("stats", {}).get("packets", 0) for a in acts if a.get("kind") == "mirred"]
         if pol:
-            got.setdefault(o.get("keys", {}).get("dst_port"), []).append(
+            dst = o.get("keys", {}).get("dst_port")
+            got.setdefault(None if dst is None else rule_port(port_match(dst), ports), []).append(
                 (pol[0], mir[0] if mir else None))
     return got
 
@@ -757,7 +776,7 @@ def flows_meet_meters(d, meters, police, flows):
     want_rules = {port: m for m, port in flows}
     if rules != want_rules:
         return f"ovs-ofctl dump-flows meters by udp port {rules}, the test's {want_rules}"
-    dp, dump = ovs_dp_meters()
+    dp, dump = ovs_dp_meters(list(rules))
     if set(dp) != set(rules) or any(len(v) != 1 for v in dp.values()):
         return f"datapath meters by udp port {dp}, rules {rules}:\n{dump}"
     dp_of = {}
@@ -768,10 +787,10 @@ def flows_meet_meters(d, meters, police, flows):
         return f"OpenFlow meter -> datapath meter {dp_of}: not one each"
     hw = [(int(l.split()[1]), int(re.search(r"police:(\d+):shared", l).group(1)))
           for l in metered(d)]
-    before = tc_metered(d.ports[0])
+    before = tc_metered(d.ports[0], list(rules))
     for j, (fid, _) in enumerate(hw):
         d.set_stats(f"filter {fid} {1000 * (j + 1)} 0 0")
-    after = tc_metered(d.ports[0])
+    after = tc_metered(d.ports[0], list(rules))
     if set(after) != set(rules) or any(len(v) != 1 for v in after.values()) or \
             set(before) != set(after):
         return f"tc's metered filters by udp port {after} (before {before}), rules {rules}"
