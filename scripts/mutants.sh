@@ -12,6 +12,11 @@
 # tree; its objects sit inside it like every variant's (variant_obj), so
 # ccache serves everything but the mutated files: one mutant costs an
 # incremental build plus its areas.
+#
+# MUTANTS_AREAS=AREA,... runs the named mutants against those areas instead
+# of mutants/list's (to see whether another area notices a patch, e.g.
+# MUTANTS_AREAS=runtimes scripts/mutants.sh 0005 0007); the table then
+# goes to build/mutants/table.md, never to docs/mutants.md.
 . "$(dirname "$0")/lib.sh"
 S=$TOP/scripts
 list=$TOP/mutants/list
@@ -21,7 +26,7 @@ want=("$@")
 out=$BUILD/mutants
 mkdir -p "$out"
 table=$out/table.md
-[ ${#want[@]} -eq 0 ] && table=$TOP/docs/mutants.md
+[ ${#want[@]} -eq 0 ] && [ -z "${MUTANTS_AREAS:-}" ] && table=$TOP/docs/mutants.md
 
 "$S/deps.sh"
 "$S/tree.sh" >/dev/null
@@ -46,6 +51,7 @@ reset_tree() {
 rows=() survived=0 n=0
 while read -r num areas diff what; do
 	case $num in '' | '#'*) continue ;; esac
+	areas=${MUTANTS_AREAS:-$areas}
 	if [ ${#want[@]} -gt 0 ] && ! printf '%s\n' "${want[@]}" | grep -qx "$num"; then
 		continue
 	fi

@@ -369,21 +369,27 @@ def test_cpupower(plat, exp, c, cpu):
           "amd_pstate_max_freq", lim and tuple(map(speed_exact, lim)),
           (exp.min_freq, exp.max_freq))
     govs = field(out, r"available cpufreq governors: (.+)$")
-    check(f"{name}: available governors = scaling_available_governors",
+    # A list cpupower copies from sysfs: no register is behind it.
+    check(f"{name}: lists the governors scaling_available_governors lists (sysfs only)",
           govs and govs[0].split(), rd(policy(cpu, "scaling_available_governors")).split())
     pol = field(out, r"frequency should be within (.+) and (.+)\.$")
     gov = field(out, r'The governor "(\S+)" may decide')
-    check(f"{name}: current policy = [cpuinfo_min_freq, amd_pstate_max_freq], performance",
-          (pol and tuple(map(speed_exact, pol)), gov),
-          ((exp.min_freq, exp.max_freq), ("performance",)))
+    desired = plat.cpu(cpu)["desired"]
+    check(f"{name}: current policy = [cpuinfo_min_freq, amd_pstate_max_freq], performance, "
+          f"and the register holds performance's DESIRED {exp.highest_perf}",
+          (pol and tuple(map(speed_exact, pol)), gov, desired),
+          ((exp.min_freq, exp.max_freq), ("performance",), exp.highest_perf))
     cur = field(out, r"current CPU frequency: (.+) \(asserted by call to kernel\)$")
-    check(f"{name}: current CPU frequency (kernel) = scaling_cur_freq = amd_pstate_max_freq "
-          "under performance", cur and speed_exact(cur[0]), exp.max_freq)
-    tap("current CPU frequency: Unable to call hardware" in out,
+    check(f"{name}: current CPU frequency (kernel) = amd_pstate_max_freq under performance, "
+          f"the frequency of the DESIRED {exp.highest_perf} the register holds",
+          (cur and speed_exact(cur[0]), desired), (exp.max_freq, exp.highest_perf))
+    tap("current CPU frequency: Unable to call hardware" in out
+        and not os.path.exists(policy(cpu, "cpuinfo_cur_freq")),
         f"{name}: no hardware frequency (6.1's amd-pstate has no ->get: no cpuinfo_cur_freq)")
     check(f"{name}: boost Supported: yes, Active: yes (highest {exp.highest_perf} > nominal "
-          f"{c['NOMINAL_PERF']})",
-          (field(out, r"Supported: (\w+)$"), field(out, r"Active: (\w+)$")), (("yes",), ("yes",)))
+          f"{c['NOMINAL_PERF']}), and the register holds DESIRED {exp.highest_perf}, above nominal",
+          (field(out, r"Supported: (\w+)$"), field(out, r"Active: (\w+)$"), desired),
+          (("yes",), ("yes",), exp.highest_perf))
     rows = (("Highest Performance", "Maximum Frequency", exp.highest_perf, exp.max_freq),
             ("Nominal Performance", "Nominal Frequency", c["NOMINAL_PERF"], exp.nominal_freq),
             ("Lowest Non-linear Performance", "Lowest Non-linear Frequency",
@@ -442,9 +448,11 @@ def test_cpupower(plat, exp, c, cpu):
           (rc, rd(policy(cpu, "scaling_governor")), rd(policy(cpu, "scaling_setspeed")),
            plat.wait_desired(cpu, want)), (0, "userspace", str(f), want))
     rc, out = cpupower(*cp, "frequency-info", "-f")
-    check(f"cpupower_frequency_info: cpu{cpu}: -f -> {f} kHz, = scaling_cur_freq",
+    check(f"cpupower_frequency_info: cpu{cpu}: -f -> {f} kHz, = scaling_cur_freq, the "
+          f"frequency of the register's DESIRED {want}",
           (field(out, r"current CPU frequency: (\d+) \(asserted by call to kernel\)"),
-           int(rd(policy(cpu, "scaling_cur_freq")))), ((str(f),), f))
+           int(rd(policy(cpu, "scaling_cur_freq"))), plat.cpu(cpu)["desired"]),
+          ((str(f),), f, want))
     rc = fset("-g", "performance")
     plat.wait_desired(cpu, exp.highest_perf)
 
@@ -452,26 +460,36 @@ def test_cpupower(plat, exp, c, cpu):
     # (amd_pstate_boost_init(): active = cpuinfo_max_freq == amd_pstate_max_freq).
     boost = f"{CPU_SYS}/cpufreq/boost"
     name = f"cpupower_boost: cpu{cpu}"
+    nominal = exp.perf_for(exp.nominal_freq)
     wr(boost, 0)
-    plat.wait_desired(cpu, exp.perf_for(exp.nominal_freq))
+    desired = plat.wait_desired(cpu, nominal)
     rc, out = cpupower(*cp, "frequency-info", "-b")
-    check(f"{name}: cpufreq/boost 0 -> -b says Supported: yes, Active: no",
-          (field(out, r"Supported: (\w+)$"), field(out, r"Active: (\w+)$")), (("yes",), ("no",)))
+    check(f"{name}: cpufreq/boost 0 -> -b says Supported: yes, Active: no; DESIRED "
+          f"{exp.highest_perf} -> {nominal} (nominal) in the register",
+          (field(out, r"Supported: (\w+)$"), field(out, r"Active: (\w+)$"), desired),
+          (("yes",), ("no",), nominal))
     rc, out = cpupower(*cp, "frequency-info", "-l")
     check(f"{name}: boost off -> -l hardware limits {exp.min_freq} {exp.nominal_freq} "
           "(nominal frequency), DESIRED nominal",
           (field(out, r"^(\d+) (\d+)$"), plat.cpu(cpu)["desired"]),
           ((str(exp.min_freq), str(exp.nominal_freq)), exp.perf_for(exp.nominal_freq)))
     wr(boost, 1)
-    plat.wait_desired(cpu, exp.highest_perf)
+    desired = plat.wait_desired(cpu, exp.highest_perf)
     rc, out = cpupower(*cp, "frequency-info", "-b")
-    check(f"{name}: cpufreq/boost 1 -> Active: yes",
-          field(out, r"Active: (\w+)$"), ("yes",))
+    check(f"{name}: cpufreq/boost 1 -> Active: yes; DESIRED {nominal} -> {exp.highest_perf} "
+          "in the register",
+          (field(out, r"Active: (\w+)$"), desired), (("yes",), exp.highest_perf))
     # 6.1's cpupower cannot switch boost (cpupower-set.c knows only
-    # --perf-bias): the sysfs file is the only way.
+    # --perf-bias): the sysfs file is the only way. The register must not
+    # move: the simulator counts every change of DESIRED.
+    before = plat.cpu(cpu)
     rc, out = cpupower(*cp, "set", "--turbo-boost", "0")
+    time.sleep(0.5)  # a boost switch would reach the register within a governor run
+    after = plat.cpu(cpu)
     check(f"{name}: 6.1's cpupower has no boost switch (set --turbo-boost refused, boost "
-          "still 1)", (rc != 0, rd(boost)), (True, "1"))
+          f"still 1, DESIRED still {exp.highest_perf} and not changed since)",
+          (rc != 0, rd(boost), after["desired"], after["changes"] - before["changes"]),
+          (True, "1", exp.highest_perf, 0))
 
 
 def main():

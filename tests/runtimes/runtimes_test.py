@@ -34,6 +34,9 @@ PODMAN = ["podman", "--root", f"{W}/storage", "--runroot", "/run/rt-podman",
           "--storage-driver", "vfs", "--cgroup-manager", "cgroupfs",
           "--events-backend", "file", "--runtime", "/usr/bin/crun"]
 RUN_OPTS = ["--rm", "--network", "none", "-v", "/usr:/usr:ro"]
+# crun 1.8.1's message when the kernel refuses to idmap the mount at /data
+# (its strings: "mount_setattr `%s`", "mount_setattr `/%s`"), with strerror.
+REFUSAL = re.compile(r"mount_setattr `/data`: Invalid argument")
 REPORT = re.compile(r"WARNING:|BUG:|KASAN|Oops|refcount_t:|kmemleak")
 TESTS = []
 TIMES = []
@@ -84,15 +87,46 @@ def seen(out):
     return ids
 
 
-# What every container runs: report the ids it sees, write as its root,
-# then as ID (given), into w (0777, owned by 1000), then as its root into
-# w0 (0777, owned by 0), and report each write's outcome.
+# What every container runs: report its own user namespace's mappings
+# and the volume's mount (the kernel's view from inside), the ids it
+# sees, write as its root, then as ID (given), into w (0777, owned by
+# 1000), then as its root into w0 (0777, owned by 0), and report each
+# write's outcome.
 SCRIPT = r"""
+sed 's/^/uid_map /' /proc/self/uid_map
+sed 's/^/gid_map /' /proc/self/gid_map
+grep ' /data ' /proc/self/mountinfo | sed 's/^/mnt /'
 stat -c '%u:%g %n' /data/f0 /data/f1000
 touch /data/w/byroot 2>/tmp/e0 && echo 'root: created' || echo "root: $(cat /tmp/e0)"
 setpriv --reuid="$1" --regid="$1" --clear-groups touch /data/w/by$1 2>/tmp/e; echo "$1: rc=$? $(cat /tmp/e)"
 touch /data/w0/byroot 2>/tmp/e; echo "w0: rc=$? $(cat /tmp/e)"
 """
+
+
+def inside(out, want_map, source, idmapped):
+    """What the container read of its own namespace and of /data: its
+    /proc/self/uid_map and gid_map must be the one line asked for
+    (container 0 -> want_map[0], want_map[1] ids; a container without a
+    user namespace reads "0 0 4294967295"), and /proc/self/mountinfo must
+    show one mount at /data, the tmpfs SOURCE, with "idmapped" among its
+    mount options (fs/proc_namespace.c show_mnt_opts(): is_idmapped_mnt())
+    exactly when IDMAPPED."""
+    maps = {k: [tuple(int(x) for x in m.group(1).split())
+                for m in re.finditer(rf"^{k} +(\d+ +\d+ +\d+) *$", out, re.M)]
+            for k in ("uid_map", "gid_map")}
+    want = [(0,) + tuple(want_map)]
+    expect(maps == {"uid_map": want, "gid_map": want},
+           f"inside the container uid_map/gid_map are {maps}, asked for {want}:\n{out}")
+    mnt = [l.split()[1:] for l in out.splitlines() if l.startswith("mnt ")]
+    mnt = [f for f in mnt if len(f) > 4 and f[4] == "/data"]
+    expect(len(mnt) == 1, f"want one mount at /data in the container's mountinfo: {mnt}\n{out}")
+    f = mnt[0]
+    opts = f[5].split(",")
+    fs = f[f.index("-") + 1:]
+    expect(fs[:2] == ["tmpfs", source], f"/data is {fs[:2]}, want tmpfs {source}: {f}")
+    expect(("idmapped" in opts) == idmapped,
+           f"/data's mount options {f[5]}: want {'' if idmapped else 'no '}idmapped")
+    print(f"# inside: uid_map {' '.join(map(str, want[0]))}; /data {f[5]} {' '.join(fs[:2])}")
 
 
 def volume():
@@ -189,11 +223,13 @@ def podman_rootful_idmapped_tmpfs_volume(_):
     namespace, a container with a private user namespace, idmap."""
     volume()
     p = podman_rootful("--mount", f"type=bind,src={VOL},dst=/data,idmap")
+    inside(p.stdout, (HOSTMAP, 65536), "podvol", True)
     check_pod_pattern(p.stdout, 1000)
     # Without idmap the same container sees the volume's owners as nobody
     # and cannot write: the mapping above is the mount's doing.
     volume()
     p = podman_rootful("-v", f"{VOL}:/data", label="podman run (rootful, no idmap)", ok=False)
+    inside(p.stdout, (HOSTMAP, 65536), "podvol", False)
     ids = seen(p.stdout)
     expect(ids.get("/data/f0") == (65534, 65534), f"without idmap f0 is not nobody:\n{p.stdout}")
     expect(not os.path.exists(f"{VOL}/w/byroot") or owner(f"{VOL}/w/byroot") == (HOSTMAP, HOSTMAP),
@@ -248,6 +284,7 @@ def crun_bundle_idmapped_tmpfs_volume(_):
     mount option "idmap" maps the volume with the container's namespace."""
     volume()
     p = crun_run("pod", ["idmap"])
+    inside(p.stdout, (HOSTMAP, 65536), "podvol", True)
     check_pod_pattern(p.stdout, 1000)
 
 
@@ -262,6 +299,7 @@ def crun_mount_mapping_differs_from_the_containers(_):
     (inode_permission(), HAS_UNMAPPED_ID)."""
     volume()
     p = crun_run("custom", [f"idmap=uids=1000-{HOSTMAP}-1;gids=1000-{HOSTMAP}-1"], user=5)
+    inside(p.stdout, (HOSTMAP, 65536), "podvol", True)
     ids = seen(p.stdout)
     expect(ids.get("/data/f0") == (65534, 65534) and ids.get("/data/f1000") == (0, 0),
            f"want f0 as nobody and f1000 as the container's root:\n{p.stdout}")
@@ -279,8 +317,12 @@ def crun_mount_mapping_differs_from_the_containers(_):
 @test
 def runtimes_refuse_idmap_where_the_kernel_does(_):
     """An idmap request on a filesystem that does not support idmapped
-    mounts (the guest's 9p root): both runtimes fail with the kernel's
-    refusal in their message, and nothing of the container is left."""
+    mounts (the guest's 9p root): both runtimes fail with crun's own
+    report of the kernel's refusal, mount_setattr(MOUNT_ATTR_IDMAP) on
+    /data answered EINVAL (fs/namespace.c build_mount_idmapped(): no
+    FS_ALLOW_IDMAP), podman passing crun's on; any other EINVAL (a bad
+    option, a mapping crun cannot write) is not this refusal. Nothing of
+    the container is left."""
     src = "/usr/share/doc"
     p = run(*PODMAN, "run", *RUN_OPTS, "--uidmap", f"0:{HOSTMAP}:65536", "--gidmap",
             f"0:{HOSTMAP}:65536", "--mount", f"type=bind,src={src},dst=/data,idmap",
@@ -288,7 +330,7 @@ def runtimes_refuse_idmap_where_the_kernel_does(_):
     msg = (p.stderr + p.stdout).strip()
     print(f"# podman: rc={p.returncode}: {msg.splitlines()[-1] if msg else ''}")
     expect(p.returncode != 0, "podman ran a container with an idmapped 9p mount")
-    expect(re.search(r"idmap|mount_setattr|Invalid argument", msg), f"podman's error names nothing:\n{msg}")
+    expect(REFUSAL.search(msg), f"podman's error is not crun's refusal ({REFUSAL.pattern}):\n{msg}")
     b = crun_bundle("refused", ["idmap"], 0)
     with open(f"{b}/config.json") as f:
         c = json.load(f)
@@ -299,7 +341,7 @@ def runtimes_refuse_idmap_where_the_kernel_does(_):
     msg = (p.stderr + p.stdout).strip()
     print(f"# crun: rc={p.returncode}: {msg.splitlines()[-1] if msg else ''}")
     expect(p.returncode != 0, "crun ran a container with an idmapped 9p mount")
-    expect(re.search(r"idmap|mount_setattr|Invalid argument", msg), f"crun's error names nothing:\n{msg}")
+    expect(REFUSAL.search(msg), f"crun's error is not its refusal ({REFUSAL.pattern}):\n{msg}")
     left = leftovers(cgroups=False)
     expect(not left, f"left behind: {left}")
     # crun 1.8.1 leaves the failed container's (empty) cgroup behind, for
@@ -370,6 +412,9 @@ def podman_rootless_nested_idmapped_tmpfs_volume(_):
     p = timed("podman unshare + run (rootless)", *rootless, "unshare", "/bin/sh", "-c", ROOTLESS,
               "sh", *cmd, user=True, env={"SCRIPT": SCRIPT, "ROOTFS": ROOTFS})
     out = p.stdout
+    # Nested: the container's namespace maps onto podman's, whose 1..65536
+    # are the user's subordinate ids; uid_map shows it relative to podman's.
+    inside(out, (1, 65536), "rootless-vol", True)
     ids = seen(out)
     expect(ids.get("/data/f0") == (0, 0) and ids.get("/data/f1000") == (1000, 1000),
            f"inside the container the volume's files are not 0:0 and 1000:1000:\n{out}\n{p.stderr}")
