@@ -20,7 +20,9 @@ from cases import run_case  # noqa: E402
 
 STANDIN = "KMSGTEST-REPORT"
 REPORT = re.compile(STANDIN)
-FILLER = "kmsg_test: filler " + "x" * 150
+# Long records, so that a few hundred fill the buffer (a record holds up
+# to 1,024 bytes).
+FILLER = "kmsg_test: filler " + "x" * 900
 TESTS = []
 
 
@@ -36,10 +38,12 @@ def expect(cond, msg):
 
 def write(text):
     # A file of its own per record: /dev/kmsg lets one open file write
-    # 10 records per 5 s (printk.devkmsg=ratelimit, the default).
+    # 10 records per 5 s (printk.devkmsg=ratelimit, the default). The
+    # newline ends the record: without it the kernel keeps the record
+    # open for a continuation, and readers do not see it yet.
     fd = os.open(kmsg.KMSG, os.O_WRONLY)
     try:
-        os.write(fd, f"<7>{text}".encode())
+        os.write(fd, f"<7>{text}\n".encode())
     finally:
         os.close(fd)
 
@@ -49,7 +53,7 @@ def fill_past(seq):
     the number written."""
     n = 0
     while kmsg.records()[0][0] <= seq:
-        for _ in range(100):
+        for _ in range(20):
             write(f"{FILLER} {n}")
             n += 1
         expect(n < 200000, f"the ring buffer still holds record {seq} after {n} fillers")
@@ -77,7 +81,7 @@ def filling_the_ring_buffer_drops_its_oldest_records(_):
 def a_report_in_a_full_buffer_is_found_where_the_line_count_misses_it(_):
     seen, mark = len(dmesg_lines()), kmsg.last_seq()
     write(f"kmsg_test: {STANDIN} early in the test")
-    for i in range(50):
+    for i in range(20):
         write(f"{FILLER} after the report {i}")
     old = [x for x in dmesg_lines()[seen:] if STANDIN in x]
     expect(not old, f"the buffer was not full: the old check saw the report: {old}")
@@ -101,7 +105,7 @@ def a_report_from_before_the_mark_is_not_the_tests(_):
 def records_the_buffer_wrapped_over_during_a_test_are_said_lost(_):
     seen, mark = len(dmesg_lines()), kmsg.last_seq()
     write(f"kmsg_test: {STANDIN} then the buffer wraps")
-    n = fill_past(kmsg.last_seq())
+    n = fill_past(kmsg.records()[-1][0])
     old = [x for x in dmesg_lines()[seen:] if STANDIN in x]
     expect(not old, f"the old check saw the report: {old}")
     problems = kmsg.reports_since(mark, REPORT)
