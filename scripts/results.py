@@ -14,6 +14,12 @@ and the harness self-test (tests/harness) run this same code.
       (host.sh, no VM); --vm-rc is then host.sh's exit status. --lacks:
       the patches of patches/series the kernel lacks (make bisect-check's
       prefixes; make check never passes it), see LACKS below.
+  results.py areas --tests DIR --out FILE
+      The areas DIR/areas declares, "AREA guest|host" lines on stdout, and
+      the check of that declaration as one result in FILE (an area's JSON,
+      named "areas"): each declared area has its guest.sh or host.sh and
+      its expected, and no directory of DIR with a guest.sh or host.sh is
+      left undeclared.
   results.py run-tap --label TEXT --run RUN --vm-rc N [--since T]
              [--tests DIR --area AREA]
       One VM run as a TAP stream with its plan (for an area's host.tap:
@@ -109,7 +115,10 @@ class SkipReasons:
                 self.errors.append(f"{path}:{n}: /{rx.pattern}/ says nothing about why")
 
     def accepts(self, area, reason):
-        return any(("*" in areas or area in areas) and why and rx.search(reason)
+        # The whole reason must match: a pattern is anchored at both ends
+        # whether it says ^ and $ or not, so a reason that only begins like
+        # an accepted one ("... , and then something else") is not one.
+        return any(("*" in areas or area in areas) and why and rx.fullmatch(reason)
                    for areas, rx, why, _ in self.entries)
 
 
@@ -167,7 +176,7 @@ def parse_tap(lines, plan_optional=False):
     recs, plan, plan_at, problems, running, notes = [], None, None, [], "", []
     for line in lines:
         line = line.rstrip("\r\n")
-        if line.startswith("Bail out!"):
+        if line.lstrip().startswith("Bail out!"):  # a subtest's too (KTAP)
             problems.append(line.strip())
             continue
         if line[:1] in (" ", "\t"):
@@ -311,6 +320,10 @@ def from_stream(ctx, name, path, rc_path=None, err_path=None, ids_path=None,
         # "1..0 # SKIP why": the whole program counts as one skipped result.
         why = re.sub(r"(?i)^skip\w*[\s:-]*", "", plan[1])
         out.append(ctx.skip_result(f"{label}: all of its tests", why))
+    if plan is not None and plan[0] == 0 and not skip_all:
+        said = f"# {plan[1]}" if plan[1] else "bare"
+        problems.append(f"a plan 1..0 without '# SKIP why' ({said}): the program tested "
+                        "nothing and did not say why")
     status = None
     if rc_path:
         t, p = ctx.read(rc_path)
@@ -644,17 +657,21 @@ def from_kunit(ctx, run, prefix="", patch_cases=()):
 # --- areas -------------------------------------------------------------------
 
 def expected_count(path):
-    """The first line of the file that is a number, or (None, why)."""
+    """The file's one number (comments aside), or (None, why)."""
     try:
-        for line in open(path):
-            line = line.split("#", 1)[0].strip()
-            if line:
-                return int(line), None
-        return None, f"{path} holds no number"
+        lines = [x.split("#", 1)[0].strip() for x in open(path)]
     except FileNotFoundError:
         return None, f"{path} is missing"
-    except ValueError:
-        return None, f"{path}: not a number: {line}"
+    except OSError as e:
+        return None, f"{path}: {e.strerror}"
+    lines = [x for x in lines if x]
+    if not lines:
+        return None, f"{path} holds no number"
+    if len(lines) > 1:
+        return None, f"{path} holds more than one line besides comments: {' | '.join(lines[:3])}"
+    if not re.fullmatch(r"[0-9]+", lines[0]):
+        return None, f"{path}: not a number: {lines[0]}"
+    return int(lines[0]), None
 
 
 def collect_run(ctx, run, vm_rc, kunit=False, host=False, prefix="", patch_cases=()):
@@ -670,6 +687,72 @@ def collect_run(ctx, run, vm_rc, kunit=False, host=False, prefix="", patch_cases
     if kunit:
         res += from_kunit(ctx, run, prefix, patch_cases)
     return res
+
+
+AREA_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)\s+(guest|host)\s*(?:#.*)?$")
+
+
+def declared_areas(tests):
+    """DIR/areas: "AREA guest|host  # what it tests" lines. ([(area, kind)],
+    [problems]): a malformed or repeated line, a declared area without its
+    guest.sh/host.sh or expected, a directory of DIR with a guest.sh or
+    host.sh that is not declared."""
+    path = os.path.join(tests, "areas")
+    top = os.path.basename(os.path.abspath(tests))
+    rel = f"{top}/areas"
+    areas, problems = [], []
+    try:
+        lines = open(path).read().splitlines()
+    except OSError as e:
+        return [], [f"{rel}: {e.strerror}: the areas are declared there"]
+    for n, line in enumerate(lines, 1):
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        m = AREA_LINE.match(line.strip())
+        if not m:
+            problems.append(f"{rel}:{n}: not 'AREA guest|host  # comment': {line}")
+            continue
+        area, kind = m.groups()
+        if any(a == area for a, _ in areas):
+            problems.append(f"{rel}:{n}: {area} declared twice")
+            continue
+        areas.append((area, kind))
+        d = os.path.join(tests, area)
+        for f in (f"{kind}.sh", "expected"):
+            if not os.path.isfile(os.path.join(d, f)):
+                problems.append(f"{top}/{area}: declared as a {kind} area in {rel}, but "
+                                f"{top}/{area}/{f} is missing")
+        other = "host" if kind == "guest" else "guest"
+        if os.path.exists(os.path.join(d, f"{other}.sh")):
+            problems.append(f"{top}/{area}: declared as a {kind} area in {rel}, but it has "
+                            f"a {other}.sh")
+    declared = {a for a, _ in areas}
+    for d in sorted(os.listdir(tests)):
+        if d in declared:
+            continue
+        there = [f for f in ("guest.sh", "host.sh") if os.path.isfile(os.path.join(tests, d, f))]
+        if there:
+            problems.append(f"{top}/{d}: has a {there[0]} but is not declared in {rel} "
+                            "(add a line, or remove the area)")
+    return areas, problems
+
+
+def cmd_areas(a):
+    """Print the declared areas ("AREA KIND" lines) and write the check of
+    the declaration as a results file of its own (the pseudo-area
+    "areas")."""
+    areas, problems = declared_areas(a.tests)
+    for area, kind in areas:
+        print(area, kind)
+    rel = os.path.basename(os.path.abspath(a.tests)) + "/areas"
+    name = (f"areas: {rel} declares {len(areas)} areas; each has its guest.sh or "
+            "host.sh and expected, and no other area is there")
+    doc = {"area": "areas", "expected": 1, "counted": 1, "host": True, "seconds": None,
+           "results": [Result(not problems, name, diag=problems).to_json()]}
+    with open(a.out + ".tmp", "w") as f:
+        json.dump(doc, f, indent=1)
+    os.replace(a.out + ".tmp", a.out)
+    return 0
 
 
 def make_ctx(tests, area, since, lacks=()):
@@ -861,6 +944,9 @@ def main(argv):
     p.add_argument("--host", action="store_true")
     p.add_argument("--lacks")
     p.add_argument("--out")
+    p = sub.add_parser("areas")
+    p.add_argument("--tests", required=True)
+    p.add_argument("--out", required=True)
     p = sub.add_parser("run-tap")
     p.add_argument("--label", required=True)
     p.add_argument("--run", required=True)
@@ -880,7 +966,7 @@ def main(argv):
     p.add_argument("--total", type=float)
     p.add_argument("files", nargs="*")
     a = ap.parse_args(argv[1:])
-    return {"area": cmd_area, "run-tap": cmd_run_tap, "summary": cmd_summary,
+    return {"area": cmd_area, "areas": cmd_areas, "run-tap": cmd_run_tap, "summary": cmd_summary,
             "report": cmd_report}[a.cmd](a)
 
 

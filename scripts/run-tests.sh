@@ -1,6 +1,6 @@
 #!/bin/bash
 # run-tests.sh [-j N] [AREA...]: run the test areas (default: every
-# tests/AREA with a guest.sh or a host.sh), N side by side (default
+# area tests/areas declares), N side by side (default
 # RUN_TESTS_JOBS, else 2), longest first. A guest area boots its own VM on
 # the test kernel (scripts/vm.sh, tests/AREA/vm.conf) and runs guest.sh; a
 # host area (host.sh) runs on the host, no VM. scripts/results.py checks
@@ -8,7 +8,10 @@
 # own, the count against tests/AREA/expected. Then build/results.tap holds
 # every result, build/console.log every console, and the output ends with
 # one line per area, a time table and, last,
-# "N passed, N failed, N skipped". Exit status 1 on any failure.
+# "N passed, N failed, N skipped". Exit status 1 on any failure. The
+# declaration tests/areas is checked on every run (its own result,
+# "areas: ..."): a declared area without its guest.sh/host.sh or expected,
+# or an area there but not declared, fails the run.
 #
 # Environment: RUN_TESTS_JOBS (lanes), VM_TCG_THREAD (by default single for
 # a VM that runs beside another, see below), RUN_TESTS_VARIANT (kernel variant,
@@ -16,15 +19,27 @@
 # the areas' run directories, default build/), RUN_TESTS_LACKS (the
 # patches the kernel lacks, NNNN,...: only scripts/topic-boot.sh sets it,
 # for a prefix of the series; the guest sees it as T_LACKS, and a test of
-# such a patch skips, see scripts/results.py), and for the harness
-# self-test (tests/harness) RUN_TESTS_DIR (the areas) and RUN_TESTS_VM (a
-# stand-in for scripts/vm.sh).
+# such a patch skips, see scripts/results.py).
+#
+# For the harness self-test (tests/harness) only, two options: --self-test-
+# areas=DIR (the areas, in place of tests/) and --self-test-vm=PROG (a
+# stand-in for scripts/vm.sh). They are options, not environment
+# variables, so that nothing a caller's environment holds can point make
+# check at other areas or another VM; the variables they replaced,
+# RUN_TESTS_DIR and RUN_TESTS_VM, fail the run when set.
 . "$(dirname "$0")/lib.sh"
 
+for v in RUN_TESTS_DIR RUN_TESTS_VM; do
+	[ -z "${!v+set}" ] ||
+		die "$v is set in the environment (${!v}): run-tests.sh runs tests/ on scripts/vm.sh; only the harness self-test redirects them, with --self-test-areas/--self-test-vm"
+done
 lanes=${RUN_TESTS_JOBS:-2}
 args=()
+self_dir= self_vm=
 while [ $# -gt 0 ]; do
 	case $1 in
+	--self-test-areas=*) self_dir=${1#*=}; shift ;;
+	--self-test-vm=*) self_vm=${1#*=}; shift ;;
 	-j) lanes=${2:-}; shift 2 || shift ;;
 	-j*) lanes=${1#-j}; shift ;;
 	--jobs=*) lanes=${1#--jobs=}; shift ;;
@@ -43,8 +58,8 @@ done
 # thread per vCPU. A VM_TCG_THREAD set by the caller is used as it is.
 tcg_thread_given=${VM_TCG_THREAD+1}
 
-TESTS=${RUN_TESTS_DIR:-$TOP/tests}
-VM_SH=${RUN_TESTS_VM:-$TOP/scripts/vm.sh}
+TESTS=${self_dir:-$TOP/tests}
+VM_SH=${self_vm:-$TOP/scripts/vm.sh}
 VARIANT=${RUN_TESTS_VARIANT:-test}
 LACKS=${RUN_TESTS_LACKS:-}
 [[ -z $LACKS || $LACKS =~ ^[0-9]{4}(,[0-9]{4})*$ ]] ||
@@ -52,7 +67,7 @@ LACKS=${RUN_TESTS_LACKS:-}
 # On the real areas, a kernel lacks patches only as a prefix of the series
 # (variant series-NNNN), and then exactly the patches after NNNN: a stray
 # RUN_TESTS_LACKS can never turn make check's failures into skips.
-if [ -n "$LACKS" ] && [ -z "${RUN_TESTS_DIR:-}" ]; then
+if [ -n "$LACKS" ] && [ -z "$self_dir" ]; then
 	[[ $VARIANT =~ ^series-([0-9]{4})$ ]] ||
 		die "RUN_TESTS_LACKS is only for a prefix of the series (RUN_TESTS_VARIANT=series-NNNN), not variant $VARIANT"
 	# The same parser as make outgoing's and topic-boot-plan.py's.
@@ -70,29 +85,7 @@ mkdir -p "$OUT"
 OUT=$(cd "$OUT" && pwd)
 RUNS=$OUT/vm
 RESULTS=$TOP/scripts/results.py
-
-if [ ${#args[@]} -gt 0 ]; then
-	areas=()
-	for a in "${args[@]}"; do
-		a=${a%/}
-		[ -f "$TESTS/$a/guest.sh" ] || [ -f "$TESTS/$a/host.sh" ] ||
-			die "tests/$a has no guest.sh or host.sh"
-		printf '%s\n' "${areas[@]}" | grep -qxF -- "$a" || areas+=("$a")
-	done
-else
-	mapfile -t areas < <(cd "$TESTS" && for d in */guest.sh */host.sh; do
-		[ -f "$d" ] && dirname "$d"; done | sort -u)
-fi
-[ ${#areas[@]} -gt 0 ] || die "no test areas found under $TESTS"
-
-# The name scripts/vm.sh gets: its runs live in $BUILD/vm/NAME.
-vm_name() {
-	if [ "$RUNS" = "$BUILD/vm" ]; then
-		echo "$1"
-	else
-		realpath -m --relative-to="$BUILD/vm" "$RUNS/$1"
-	fi
-}
+declared=()
 
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/run-tests.XXXXXX")
 mkdir -p "$tmp/jobs"
@@ -107,6 +100,36 @@ cleanup() {
 }
 trap cleanup EXIT
 trap 'exit 130' INT TERM
+
+# The declared areas (tests/areas), each with its kind; the check of the
+# declaration goes into the report as a result of its own.
+declare -A kind=()
+python3 "$RESULTS" areas --tests "$TESTS" --out "$tmp/areas.json" >"$tmp/areas" ||
+	die "checking $TESTS/areas failed"
+while read -r a k; do
+	kind[$a]=$k
+	declared+=("$a")
+done <"$tmp/areas"
+if [ ${#args[@]} -gt 0 ]; then
+	areas=()
+	for a in "${args[@]}"; do
+		a=${a%/}
+		[ -n "${kind[$a]:-}" ] || die "tests/$a is not an area tests/areas declares"
+		printf '%s\n' "${areas[@]}" | grep -qxF -- "$a" || areas+=("$a")
+	done
+else
+	areas=("${declared[@]}")
+fi
+[ ${#areas[@]} -gt 0 ] || die "no test areas declared in $TESTS/areas"
+
+# The name scripts/vm.sh gets: its runs live in $BUILD/vm/NAME.
+vm_name() {
+	if [ "$RUNS" = "$BUILD/vm" ]; then
+		echo "$1"
+	else
+		realpath -m --relative-to="$BUILD/vm" "$RUNS/$1"
+	fi
+}
 
 # Nothing from an earlier run may be read: the combined files go first,
 # each area's run directory when the area starts.
@@ -126,7 +149,7 @@ run_area() {
 	since=$(stat -c %.9Y "$tmp/$area.start")
 	rm -rf "$run"
 	mkdir -p "$run"
-	if [ ! -f "$dir/guest.sh" ]; then
+	if [ "${kind[$area]}" = host ]; then
 		host=--host
 		phase "test:$area" host_area "$area" "$run" || rc=$?
 	else
@@ -214,7 +237,7 @@ if [ -n "${PIPELINE_T0:-}" ] || ps -o args= -p "$PPID" 2>/dev/null | grep -q 'pi
 	times=(--times "$LOGS/phase-times.tsv")
 	[ -n "${PIPELINE_T0:-}" ] && total=(--total "$(($(date +%s) - PIPELINE_T0))")
 fi
-files=()
+files=("$tmp/areas.json")
 for a in "${areas[@]}"; do
 	files+=("$tmp/$a.json")
 done

@@ -40,7 +40,7 @@ today=$(date -u +%Y-%m-%d)
 # the areas' tests, the tools and platforms they use, the harness, the
 # guest and the kernel configuration.
 fingerprint() {
-	local a paths=("$TOP/tests/lib" "$TOP/tests/skip-reasons" "$TOP/tools" "$TOP/platform"
+	local a paths=("$TOP/tests/lib" "$TOP/tests/skip-reasons" "$TOP/tests/areas" "$TOP/tools" "$TOP/platform"
 		"$S/results.py" "$S/run-tests.sh" "$S/scan-console.sh" "$S/userspace.sh" "$S/lib.sh"
 		"$S/vm.sh" "$S/config.sh" "$TOP/kconfig" "$TOP/guest")
 	if [ "$1" != - ]; then

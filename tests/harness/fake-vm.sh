@@ -8,6 +8,9 @@
 #                        one (kmemleak's scans as guest/init makes them);
 #                        "none": no console log; "empty": an empty one
 #   FAKE_STATUS=none     no status file, as when the guest panics
+#   FAKE_TIMEOUT=S       the job is killed after S seconds, as vm.sh kills
+#                        a hung guest after VM_TIMEOUT: no status file,
+#                        exit status 124
 # and in the environment FAKE_VM_DIE=NAME makes the run of NAME stop
 # before it clears its run directory, as vm.sh does without a kernel.
 # Each run appends "NAME VM_TCG_THREAD" (or "unset") to $BUILD/tcg-threads.
@@ -23,7 +26,7 @@ while [ $# -gt 0 ]; do
 done
 name=${1:?usage: fake-vm.sh [--variant V] [--conf FILE] NAME JOB}
 job=$2
-FAKE_CONSOLE= FAKE_STATUS=
+FAKE_CONSOLE= FAKE_STATUS= FAKE_TIMEOUT=
 # shellcheck disable=SC1090
 [ -n "$conf" ] && . "$conf"
 [ "${FAKE_VM_DIE:-}" = "$name" ] && die "no test kernel (fake: FAKE_VM_DIE)"
@@ -38,9 +41,21 @@ if declare -F vm_pre >/dev/null; then
 	vm_pre "$run" || die "$name: vm_pre failed"
 fi
 set +e
-sh "$run/job.sh" </dev/null
+if [ -n "$FAKE_TIMEOUT" ]; then
+	timeout -k 1 "$FAKE_TIMEOUT" sh "$run/job.sh" </dev/null
+else
+	sh "$run/job.sh" </dev/null
+fi
 rc=$?
 set -e
+hung=
+if [ -n "$FAKE_TIMEOUT" ] && { [ $rc -eq 124 ] || [ $rc -eq 137 ]; }; then
+	# A hung guest: killed, it writes no status, its console ends in the job.
+	hung=1 FAKE_STATUS=none
+	printf '%s\n' '[    0.000000] Linux version 6.1.192 (fake)' \
+		"[    1.000000] init: running $run/job.sh" >"$run/console.log"
+	FAKE_CONSOLE=none
+fi
 area=$(dirname "$conf")
 case $FAKE_CONSOLE in
 none) ;;
@@ -56,5 +71,6 @@ esac
 if declare -F vm_post >/dev/null; then
 	vm_post "$run" || true
 fi
+[ -z "$hung" ] || exit 124 # as vm.sh exits for a guest it killed
 [ -f "$run/status" ] || exit 125
 exit "$(cat "$run/status")"

@@ -27,15 +27,25 @@ def tap(ok, name, diag=()):
             print(f"# {line}", flush=True)
 
 
-class Run:
-    """One run of scripts/run-tests.sh over fixture areas."""
+FAKE_VM = os.path.join(HERE, "fake-vm.sh")
 
-    def __init__(self, build, areas, jobs, **env):
+
+class Run:
+    """One run of scripts/run-tests.sh over fixture areas (tests: the
+    fixtures, or a broken copy of them); opts: which of the self-test's
+    options to pass (the others' values are left to env)."""
+
+    def __init__(self, build, areas, jobs, tests=FIX, opts=("areas", "vm"), **env):
         e = {k: v for k, v in os.environ.items()
              if not k.startswith(("RUN_TESTS_", "PIPELINE_", "FAKE_", "VM_"))}
-        e.update(BUILD=build, RUN_TESTS_DIR=FIX,
-                 RUN_TESTS_VM=os.path.join(HERE, "fake-vm.sh"), **env)
-        p = subprocess.run([os.path.join(TOP, "scripts/run-tests.sh"), f"-j{jobs}", *areas],
+        e.update(BUILD=build, **env)
+        o = {"areas": f"--self-test-areas={tests}", "vm": f"--self-test-vm={FAKE_VM}"}
+        try:  # a run that stops early must not leave an earlier run's to read
+            os.unlink(os.path.join(build, "results.tap"))
+        except FileNotFoundError:
+            pass
+        p = subprocess.run([os.path.join(TOP, "scripts/run-tests.sh"), f"-j{jobs}",
+                            *(o[x] for x in opts), *areas],
                            env=e, capture_output=True, text=True, stdin=subprocess.DEVNULL)
         self.rc, self.out, self.err = p.returncode, p.stdout, p.stderr
         threads = os.path.join(build, "tcg-threads")
@@ -83,6 +93,21 @@ def fails(run, area, name, diag, what):
 
 def passes(run, area, name, what):
     tap(run.find(True, area, name), what, [f"wanted: ok {area}: /{name}/"] + run.why(area))
+
+
+def broken(build, name, change):
+    """A copy of the fixtures, named fixtures too, that change(dir) breaks."""
+    dst = os.path.join(build, name, "fixtures")
+    shutil.rmtree(os.path.dirname(dst), ignore_errors=True)
+    shutil.copytree(FIX, dst)
+    change(dst)
+    return dst
+
+
+def write(path, text):
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with open(path, "w") as f:
+        f.write(text)
 
 
 def main():
@@ -145,7 +170,7 @@ def checks(build):
            "case 4: tdc's own progress lines are not results")
     # 5: 1..0
     tap(a.find(False, "zeroplan", r"^offload: all of its tests \(skipped for a reason") and
-        a.find(False, "zeroplan", r"^4 results where .* says 6"),
+        a.find(False, "zeroplan", r"^5 results where .* says 7"),
         "case 5: a plan 1..0 with a skip is a counted skip (here with an unknown reason: a failure), "
         "and the expected count catches the tests that vanished", a.why("zeroplan"))
     passes(a, "good", r"^skipall: all of its tests # SKIP the fixture's accepted reason$",
@@ -189,6 +214,30 @@ def checks(build):
           "case 9: a program that exits 2 after only ok lines fails")
     fails(a, "stray", r"^guest booted", r"outside tap_run",
           "case 9: TAP printed by guest.sh outside tap_run fails")
+    # 12: sabotage. A program killed mid-run, with guest.sh: no .rc
+    fails(a, "killed", r"^prog: complete", r"^prog\.rc is missing: the program did not finish",
+          "case 12: a program killed mid-run (its stream complete, no .rc) fails")
+    # a hung guest, killed after its timeout: no status file
+    fails(a, "hung", r"^guest booted", r"^no exit status from the guest \(status is missing\)",
+          "case 12: a hung guest (no status file) fails")
+    fails(a, "hung", r"^guest booted", r"^vm\.sh exited with status 124 \(the guest hung",
+          "case 12: a hung guest fails, saying the VM was killed after its timeout")
+    fails(a, "hung", r"^prog: complete", r"^1 results where the plan says 1\.\.2$",
+          "case 12: the hung guest's program that never ended fails")
+    fails(a, "short", r"^bailindent: complete", r"^Bail out! no device",
+          "case 12: an indented Bail out! (a subtest's) fails")
+    fails(a, "zeroplan", r"^nothing: complete \(plan 1\.\.0, 0 results, exit status 0\)",
+          r"^a plan 1\.\.0 without '# SKIP why' \(bare\)",
+          "case 12: a bare 1..0 with exit status 0 (nothing tested, no reason) fails")
+    fails(a, "skips", r"^prog: longer \(skipped for a reason .* does not accept: the "
+          "fixture's accepted reason, and then some\\)", None,
+          "case 12: a skip reason that only begins like an accepted one fails (the "
+          "patterns are anchored at both ends)")
+    fails(a, "skips", r"^prog: inside \(skipped for a reason", None,
+          "case 12: a skip reason that only holds an accepted one fails")
+    passes(a, "areas", r"^fixtures/areas declares 19 areas; each has its guest\.sh",
+           "case 12: the declared areas are there, and no other")
+
     # 10, 11: the report; lanes keep the order
     last = a.out.rstrip("\n").splitlines()[-1:] or [""]
     tap(re.fullmatch(r"\d+ passed, \d+ failed, \d+ skipped", last[0]) is not None and a.rc == 1,
@@ -265,10 +314,60 @@ def checks(build):
         [f"-j2 two areas: {h.threads}", f"-j2 one area: {i.threads}",
          f"-j1 two areas: {j.threads}", f"-j2 with multi set: {k.threads}"])
 
+    # 12: sabotage of the areas, their expected counts, the skip reasons
+    def areas(d):
+        os.unlink(os.path.join(d, "good", "guest.sh"))  # vanished
+        write(os.path.join(d, "newarea", "expected"), "4\n")  # undeclared
+        shutil.copy(os.path.join(d, "expected", "guest.sh"), os.path.join(d, "newarea"))
+        os.unlink(os.path.join(d, "stray", "expected"))
+        write(os.path.join(d, "emptyconsole", "expected"), "# a count\n4\n5\n")
+        write(os.path.join(d, "noconsole", "expected"), "four\n")
+    v = Run(build, ["good", "stray", "emptyconsole", "noconsole"], 2,
+            tests=broken(build, "areas", areas))
+    fails(v, "areas", r"^fixtures/areas declares 19 areas",
+          r"^fixtures/good: declared as a guest area in fixtures/areas, but "
+          r"fixtures/good/guest\.sh is missing$",
+          "case 12: an area whose guest.sh vanished fails the run, naming it")
+    fails(v, "areas", r"^fixtures/areas declares",
+          r"^fixtures/newarea: has a guest\.sh but is not declared in fixtures/areas",
+          "case 12: an area there but not declared fails the run, naming it")
+    fails(v, "areas", r"^fixtures/areas declares",
+          r"^fixtures/stray: declared as a guest area .* fixtures/stray/expected is missing$",
+          "case 12: a declared area without its expected fails the run, naming it")
+    fails(v, "stray", r"^the area's expected number of results: fixtures/stray/expected is "
+          "missing$", None, "case 12: a missing expected fails the area")
+    fails(v, "emptyconsole", r"^the area's expected number of results: .*expected holds more "
+          "than one line besides comments: 4 \\| 5$", None,
+          "case 12: an expected with two numbers fails the area")
+    fails(v, "noconsole", r"^the area's expected number of results: .*expected: not a number: "
+          "four$", None, "case 12: an expected that is not a number fails the area")
+    w = Run(build, ["good"], 1, tests=broken(
+        build, "noskips", lambda d: os.unlink(os.path.join(d, "skip-reasons"))))
+    fails(w, "good", r"skip-reasons: No such file or directory \(tests/skip-reasons\)$", None,
+          "case 12: a missing skip-reasons fails the run")
+    x = Run(build, ["good"], 1, tests=broken(build, "badskips", lambda d: write(
+        os.path.join(d, "skip-reasons"), "good the fixture's accepted reason\n\tno slashes\n"
+        "good /(/\n\tbad pattern\ngood /the fixture's accepted reason/\n")))
+    tap(x.find(False, "good", r"skip-reasons:1: not 'AREA /REGEX/': good the fixture") and
+        x.find(False, "good", r"skip-reasons:3: bad regular expression") and
+        x.find(False, "good", r"skip-reasons:5: /the fixture's accepted reason/ says nothing "
+               "about why") and x.find(False, "good", r"^first: beta \(skipped for a reason"),
+        "case 12: a malformed skip-reasons (no /REGEX/, a bad one, one without its why) "
+        "fails the run, and accepts nothing", x.why("good"))
+    # RUN_TESTS_DIR/RUN_TESTS_VM from the caller's environment: refused
+    y = Run(build, ["good"], 1, opts=("vm",), RUN_TESTS_DIR=FIX)
+    tap(y.rc == 1 and "error: RUN_TESTS_DIR is set in the environment" in y.err and not y.tap,
+        "case 12: RUN_TESTS_DIR from the environment fails the run before any area runs",
+        [f"exit status {y.rc}, results.tap {len(y.tap)} bytes"] + y.err.splitlines()[-3:])
+    z = Run(build, ["good"], 1, opts=("areas",), RUN_TESTS_VM=FAKE_VM)
+    tap(z.rc == 1 and "error: RUN_TESTS_VM is set in the environment" in z.err and not z.tap,
+        "case 12: RUN_TESTS_VM from the environment fails the run before any area runs",
+        [f"exit status {z.rc}, results.tap {len(z.tap)} bytes"] + z.err.splitlines()[-3:])
+
     # a well-formed area passes
     g = Run(build, ["good"], 1)
     last = g.out.rstrip("\n").splitlines()[-1:] or [""]
-    tap(g.rc == 0 and last[0] == "13 passed, 0 failed, 3 skipped" and
+    tap(g.rc == 0 and last[0] == "14 passed, 0 failed, 3 skipped" and
         re.search(r"^ +good: +13 passed, 0 failed, 3 skipped \(expected 16\)$", g.out, re.M),
         "a well-formed area passes: plan first or last, kselftest output, skips with "
         "known reasons, host checks", g.out.splitlines()[-30:] + g.err.splitlines()[-5:])

@@ -28,6 +28,7 @@ BUS = "/sys/bus/netdevsim"
 DBG = "/sys/kernel/debug/netdevsim"
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "..", "lib")]
+import kmsg  # noqa: E402
 from cases import run_case  # noqa: E402
 from inject import frame  # noqa: E402
 RUN = "/run/openvswitch"
@@ -41,7 +42,6 @@ POLICE_BASE = 0x10000000
 # revalidator, tc). OVS_CHURN_CYCLES=500 runs 500 (every 100).
 CHURN = int(os.environ.get("OVS_CHURN_CYCLES", "30"))
 DEV_PERIOD = max(CHURN // 5, 2)
-REPORT = re.compile(r"WARNING:|BUG:|KASAN|Oops|refcount_t:|kmemleak")
 TESTS = []
 
 
@@ -830,9 +830,9 @@ def main():
     d = Dev(1)
     o.bridge(d)
     for n, (name, fn) in enumerate(TESTS, start=1):
-        seen = len(subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines())
+        mark = kmsg.last_seq()  # its records: those numbered after it
 
-        def case(fn=fn, seen=seen):
+        def case(fn=fn, mark=mark):
             err = None
             try:
                 fn(o, d)
@@ -844,9 +844,8 @@ def main():
                 err = err or AssertionError(f"cleanup after the test: {e}")
             if err:
                 raise err
-            new = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()[seen:]
-            reports = [l for l in new if REPORT.search(l)]
-            expect(not reports, "kernel report while it ran:\n" + "\n".join(reports[:20]))
+            problems = kmsg.reports_since(mark)
+            expect(not problems, "\n".join(problems))
         run_case(n, name, case)
     o.del_br()
     o.stop(cleanup=True)

@@ -22,6 +22,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import kmsg  # noqa: E402
 from cases import run_case  # noqa: E402
 
 W = "/tmp/rt"                 # work area (tmpfs in the guest)
@@ -37,7 +38,6 @@ RUN_OPTS = ["--rm", "--network", "none", "-v", "/usr:/usr:ro"]
 # crun 1.8.1's message when the kernel refuses to idmap the mount at /data
 # (its strings: "mount_setattr `%s`", "mount_setattr `/%s`"), with strerror.
 REFUSAL = re.compile(r"mount_setattr `/data`: Invalid argument")
-REPORT = re.compile(r"WARNING:|BUG:|KASAN|Oops|refcount_t:|kmemleak")
 TESTS = []
 TIMES = []
 
@@ -455,13 +455,12 @@ def main():
     os.makedirs(W, exist_ok=True)
     rootfs()
     for n, (name, fn) in enumerate(TESTS, start=1):
-        seen_lines = len(subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines())
+        mark = kmsg.last_seq()  # its records: those numbered after it
 
-        def case(fn=fn, seen_lines=seen_lines):
+        def case(fn=fn, mark=mark):
             fn(None)
-            new = subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()[seen_lines:]
-            reports = [l for l in new if REPORT.search(l)]
-            expect(not reports, "kernel report while it ran:\n" + "\n".join(reports[:20]))
+            problems = kmsg.reports_since(mark)
+            expect(not problems, "\n".join(problems))
             left = leftovers()
             expect(not left, f"left behind: {left}")
         run_case(n, name, case)

@@ -20,20 +20,16 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."
 from tc_offload_test import (BUS, DBG, POLICE, POLICE_HW, Nsim, TcMonitor,  # noqa: E402
                              action, emptied, expect, filters, flush, released, run, tc)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
+import kmsg  # noqa: E402
 from cases import run_case  # noqa: E402
 
 LEFTOVERS = f"{DBG}/tc_leftovers"
-REPORT = re.compile(r"WARNING:|BUG:|KASAN|Oops|refcount_t:|kmemleak")
 TESTS = []
 
 
 def test(fn):
     TESTS.append((fn.__name__, fn))
     return fn
-
-
-def kmsg_lines():
-    return subprocess.run(["dmesg"], capture_output=True, text=True).stdout.splitlines()
 
 
 def police(rate, index, *extra, ce="drop/pipe", more=()):
@@ -388,11 +384,12 @@ def main():
     start_left = leftovers() if os.path.exists(LEFTOVERS) else None
     for n, (name, fn) in enumerate(TESTS, start=1):
         # Each test on a device of its own, removed before its kernel log
-        # is read: what one leaves behind shows in its own result.
-        seen = len(kmsg_lines())
+        # is read: what one leaves behind shows in its own result. Its
+        # records are those numbered after the mark (tests/lib/kmsg.py).
+        mark = kmsg.last_seq()
         d = Nsim(2)
 
-        def case(fn=fn, d=d, seen=seen):
+        def case(fn=fn, d=d, mark=mark):
             try:
                 fn(d)
             finally:
@@ -401,8 +398,8 @@ def main():
                     emptied(d)
                 finally:
                     d.delete()
-            reports = [l for l in kmsg_lines()[seen:] if REPORT.search(l)]
-            expect(not reports, "kernel report while it ran:\n" + "\n".join(reports[:20]))
+            problems = kmsg.reports_since(mark)
+            expect(not problems, "\n".join(problems))
         run_case(n, name, case)
 
     def nothing_left():
