@@ -10,6 +10,8 @@ shell:          ; @$(PIPELINE) shell
 bench:          ; @$(PIPELINE) bench
 kernel:         ; @$(PIPELINE) kernel
 deb:            ; @MODULES=$(MODULES) FLAVOUR=$(FLAVOUR) scripts/deb.sh
+# tests/debian (a manual area): the test packages, then Debian 12 booted with them
+debian-test:    ; @MODULES=vm FLAVOUR=test scripts/deb.sh && scripts/run-tests.sh debian
 deps:           ; @scripts/deps.sh
 tree:           ; @scripts/deps.sh && scripts/tree.sh
 checkpatch:     ; @scripts/checkpatch.sh
@@ -23,4 +25,4 @@ clean:          ; rm -rf build
 MODULES ?= host
 FLAVOUR ?= user
 
-.PHONY: run check shell bench kernel deb deps tree checkpatch export-patches outgoing mutants bisect-check clean
+.PHONY: run check shell bench kernel deb debian-test deps tree checkpatch export-patches outgoing mutants bisect-check clean

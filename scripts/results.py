@@ -689,11 +689,12 @@ def collect_run(ctx, run, vm_rc, kunit=False, host=False, prefix="", patch_cases
     return res
 
 
-AREA_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)\s+(guest|host)\s*(?:#.*)?$")
+AREA_LINE = re.compile(r"^([A-Za-z0-9][A-Za-z0-9_.-]*)\s+(guest|host|manual)\s*(?:#.*)?$")
 
 
 def declared_areas(tests):
-    """DIR/areas: "AREA guest|host  # what it tests" lines. ([(area, kind)],
+    """DIR/areas: "AREA guest|host|manual  # what it tests" lines (a manual
+    area is a host area that runs only when named). ([(area, kind)],
     [problems]): a malformed or repeated line, a declared area without its
     guest.sh/host.sh or expected, a directory of DIR with a guest.sh or
     host.sh that is not declared."""
@@ -710,7 +711,7 @@ def declared_areas(tests):
             continue
         m = AREA_LINE.match(line.strip())
         if not m:
-            problems.append(f"{rel}:{n}: not 'AREA guest|host  # comment': {line}")
+            problems.append(f"{rel}:{n}: not 'AREA guest|host|manual  # comment': {line}")
             continue
         area, kind = m.groups()
         if any(a == area for a, _ in areas):
@@ -718,11 +719,12 @@ def declared_areas(tests):
             continue
         areas.append((area, kind))
         d = os.path.join(tests, area)
-        for f in (f"{kind}.sh", "expected"):
+        script = "host" if kind == "manual" else kind
+        for f in (f"{script}.sh", "expected"):
             if not os.path.isfile(os.path.join(d, f)):
                 problems.append(f"{top}/{area}: declared as a {kind} area in {rel}, but "
                                 f"{top}/{area}/{f} is missing")
-        other = "host" if kind == "guest" else "guest"
+        other = "host" if script == "guest" else "guest"
         if os.path.exists(os.path.join(d, f"{other}.sh")):
             problems.append(f"{top}/{area}: declared as a {kind} area in {rel}, but it has "
                             f"a {other}.sh")

@@ -106,7 +106,12 @@ trap 'exit 130' INT TERM
 declare -A kind=()
 python3 "$RESULTS" areas --tests "$TESTS" --out "$tmp/areas.json" >"$tmp/areas" ||
 	die "checking $TESTS/areas failed"
+# A manual area is a host area that runs only when named (tests/areas).
 while read -r a k; do
+	if [ "$k" = manual ]; then
+		kind[$a]=host
+		continue
+	fi
 	kind[$a]=$k
 	declared+=("$a")
 done <"$tmp/areas"
