@@ -207,13 +207,14 @@ def skip_sw_replace_no_driver_takes_is_deleted_and_notified(d):
     tc("actions", "add", "action", "gact", "drop", "index", "11", "skip_sw")
     mon = TcMonitor()
     try:
-        tc("actions", "replace", *police("100mbit", 7, "skip_sw", more=("overhead", "10")),
-           ok=False)
+        fails("actions", "replace", *police("100mbit", 7, "skip_sw", more=("overhead", "10")),
+              why="in no hardware: deleted")
         seen, text = mon.deleted("police 0x7")
         expect(action("police", 7) is None, "police 7 left, in no hardware")
         expect(seen, f"tc monitor did not see police 7 deleted:\n{text}")
         d.fail_next()
-        tc("actions", "replace", "action", "gact", "pass", "index", "11", "skip_sw", ok=False)
+        fails("actions", "replace", "action", "gact", "pass", "index", "11", "skip_sw",
+              why="in no hardware: deleted")
         seen, text = mon.deleted("index 11")
         expect(action("gact", 11) is None, "gact 11 left, in no hardware")
         expect(seen, f"tc monitor did not see gact 11 deleted:\n{text}")
