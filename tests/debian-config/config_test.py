@@ -43,16 +43,8 @@ DEB = os.path.join(TOP, "scripts/deb.sh")
 FRAGMENT = os.path.join(TOP, "kconfig/debian.config")
 TEST_FRAGMENT = os.path.join(TOP, "kconfig/debian-test.config")
 DEBIAN_XZ = "/usr/src/linux-config-6.1/config.amd64_none_amd64.xz"
-results = []
-
-
-def tap(ok, name, diag=()):
-    results.append(ok)
-    print(f"{'ok' if ok else 'not ok'} {len(results)} - {name}", flush=True)
-    if not ok:
-        for line in diag:
-            for part in str(line).splitlines():
-                print(f"# {part}", flush=True)
+sys.path.insert(0, os.path.join(TOP, "tests", "lib"))
+from host_tap import results, tap  # noqa: E402
 
 
 def obj(name):

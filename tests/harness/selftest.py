@@ -16,15 +16,8 @@ import time
 HERE = os.path.dirname(os.path.abspath(__file__))
 TOP = os.path.dirname(os.path.dirname(HERE))
 FIX = os.path.join(HERE, "fixtures")
-results = []
-
-
-def tap(ok, name, diag=()):
-    results.append(ok)
-    print(f"{'ok' if ok else 'not ok'} {len(results)} - {name}", flush=True)
-    if not ok:
-        for line in diag:
-            print(f"# {line}", flush=True)
+sys.path.insert(0, os.path.join(TOP, "tests", "lib"))
+from host_tap import results, tap  # noqa: E402
 
 
 FAKE_VM = os.path.join(HERE, "fake-vm.sh")

@@ -30,16 +30,8 @@ TREE = os.environ.get("TREE") or os.path.join(TOP, "build/linux")
 TOPICS = os.environ.get("OUTGOING_TOPICS") or os.path.join(TOP, "patches/topics")
 PATCHES = os.path.join(TOP, "patches")
 OUTGOING = os.path.join(TOP, "scripts/outgoing.sh")
-results = []
-
-
-def tap(ok, name, diag=()):
-    results.append(ok)
-    print(f"{'ok' if ok else 'not ok'} {len(results)} - {name}", flush=True)
-    if not ok:
-        for line in diag:
-            for part in str(line).splitlines():
-                print(f"# {part}", flush=True)
+sys.path.insert(0, os.path.join(TOP, "tests", "lib"))
+from host_tap import results, tap  # noqa: E402
 
 
 def run(args, env=None, **kw):
