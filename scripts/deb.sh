@@ -5,7 +5,8 @@
 # with the series (build/linux, scripts/tree.sh), Debian's own
 # configuration of the same version (linux-config-6.1,
 # config.amd64_none_amd64.xz) plus kconfig/debian.config, then
-# `make bindeb-pkg`. Output in build/deb/: linux-image-*, linux-headers-*
+# `make bindeb-pkg`. Output in build/deb/ (FLAVOUR=test: build/deb-test/,
+# so the test packages never mix with a user's): linux-image-*, linux-headers-*
 # (DKMS), linux-libc-dev (the SMBus 3.0 uAPI), and the certificate the
 # modules are signed with.
 #
@@ -75,11 +76,12 @@ DEBIAN_CONFIG=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
 LOCALVERSION_DEB=-mw517-amd64
 # Part of the cache key: count it up when a change here changes what the
 # packages hold or how they are named (not for checks or messages).
-DEB_SCHEME=1
+DEB_SCHEME=2
 OUT=$BUILD/deb
 
 case $MODULES in host | vm | all) ;; *) die "MODULES=$MODULES: one of host (default), vm, all" ;; esac
 case $FLAVOUR in user | test) ;; *) die "FLAVOUR=$FLAVOUR: one of user (default), test" ;; esac
+[ "$FLAVOUR" = user ] || OUT=$BUILD/deb-test
 
 pkg_version() { dpkg-query -W -f='${Version}' "$1" 2>/dev/null; }
 
@@ -180,7 +182,7 @@ cache_dir() {
 	echo "$d"
 }
 
-# The packages of KEYDIR into build/deb (only ours go: other files stay).
+# The packages of KEYDIR into OUT (only ours go: other files stay).
 deliver() {
 	local keydir=$1
 	mkdir -p "$OUT"
@@ -231,6 +233,17 @@ build() {
 	phase "deb:config" logged "$LOGS/deb-config-$MODULES-$FLAVOUR.log" configure "$obj" ||
 		die "configuring the package's kernel failed"
 	info "$(grep -c '=y$' "$obj/.config") built-in options, $(grep -c '=m$' "$obj/.config") modules"
+	# The kernel carries the certificate of the key that signs its modules
+	# (certs/system_certificates.S: .incbin of certs/signing_key.x509).
+	# ccache hashes the assembler source, not what .incbin reads, so a
+	# cached object would carry another build's certificate and the kernel
+	# would refuse its own modules (seen: "module verification failed",
+	# taint E). certs/ is built first without ccache, with the build's own
+	# command line, so the build below finds it up to date.
+	rm -f "$obj/certs/system_certificates.o"
+	phase "deb:certs" logged "$LOGS/deb-certs-$MODULES-$FLAVOUR.log" \
+		env CCACHE_DISABLE=1 make -C "$TREE" O="$obj" -j"$JOBS" "${KBUILD_ARGS[@]}" CC="ccache gcc-12" \
+		LOCALVERSION="$LOCALVERSION_DEB" certs/ || die "building the signing key and certs/ failed"
 	# The packages land in the object directory's parent, build/linux:
 	# none may be left there.
 	rm -f "$TREE"/*.deb "$TREE"/*.buildinfo "$TREE"/*.changes
@@ -248,6 +261,9 @@ build() {
 	mv "$TREE"/*.deb "$staging"/
 	rm -f "$TREE"/*.buildinfo "$TREE"/*.changes
 	cp "$obj/certs/signing_key.x509" "$staging/mw517-signing-key.der"
+	python3 -c 'import sys; sys.exit(open(sys.argv[1], "rb").read().find(open(sys.argv[2], "rb").read()) < 0)' \
+		"$obj/vmlinux" "$obj/certs/signing_key.x509" ||
+		die "the kernel built does not carry the certificate of the key its modules are signed with ($obj/certs/signing_key.x509)"
 	{
 		echo "key $key"
 		echo "built $(date -u -R) from $TOP"

@@ -204,15 +204,15 @@ def bad_input():
         for n in ("df", "make"):
             os.chmod(os.path.join(fake, n), 0o755)
         cache = os.path.join(scratch, "cache")
-        out = os.path.join(TOP, "build/deb")
+        out = os.path.join(TOP, "build/deb-test")  # FLAVOUR=test writes there
         before = sorted(os.listdir(out)) if os.path.isdir(out) else None
         p = deb(["build"], {"MODULES": "vm", "FLAVOUR": "test", "DEB_CACHE": cache}, path_prefix=fake)
         after = sorted(os.listdir(out)) if os.path.isdir(out) else None
         ran = os.path.exists(os.path.join(scratch, "make-ran"))
         tap(p.returncode != 0 and "MiB free" in p.stderr and not ran and before == after
             and not os.path.exists(cache),
-            "too little disk: deb.sh stops before building, says how much is free, build/deb and the cache unchanged",
-            [f"exit {p.returncode}", p.stderr[-1000:], f"make ran: {ran}", f"build/deb {before} -> {after}",
+            "too little disk: deb.sh stops before building, says how much is free, build/deb-test and the cache unchanged",
+            [f"exit {p.returncode}", p.stderr[-1000:], f"make ran: {ran}", f"build/deb-test {before} -> {after}",
              f"cache made: {os.path.exists(cache)}"])
     finally:
         shutil.rmtree(scratch, ignore_errors=True)
