@@ -93,10 +93,18 @@ echo debtest >"$1/etc/hostname"
 printf "127.0.0.1 localhost\n127.0.1.1 debtest\n" >"$1/etc/hosts"
 passwd --root "$1" -d root'
 
+# Before any package: the initrd configuration (tests/debian/image/
+# initramfs-tcg.conf says why), so every kernel installed gets its initrd
+# that way. Neither file belongs to a package.
+setup='set -e
+mkdir -p "$1/etc/initramfs-tools/conf.d" "$1/etc/initramfs-tools/hooks"
+cp "'$BAKED'/initramfs-tcg.conf" "$1/etc/initramfs-tools/conf.d/"
+install -m 755 "'$BAKED'/initramfs-tcg-hook" "$1/etc/initramfs-tools/hooks/initramfs-tcg"'
+
 t0=$(date +%s)
 if ! nice -n 10 mmdebstrap --mode=root --variant=apt --format=directory \
 	--include="$(tr '\n' ',' <<<"$pkgs" | sed 's/,$//')" \
-	--customize-hook="$hook" \
+	--setup-hook="$setup" --customize-hook="$hook" \
 	bookworm "$work/root" "$work/sources.list" >"$work/mmdebstrap.log" 2>&1; then
 	tail -n 15 "$work/mmdebstrap.log" | sed 's/^/   | /' >&2
 	if grep -qE 'Could not resolve|Failed to fetch|Unable to connect|Temporary failure|Connection (refused|timed out)|Could not connect' "$work/mmdebstrap.log"; then
