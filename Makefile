@@ -10,7 +10,7 @@ shell:          ; @$(PIPELINE) shell
 bench:          ; @$(PIPELINE) bench
 kernel:         ; @$(PIPELINE) kernel
 deb:            ; @MODULES=$(MODULES) FLAVOUR=$(FLAVOUR) scripts/deb.sh
-# tests/debian (a manual area): the test packages, then Debian 12 booted with them
+# tests/debian alone (make check runs it too): the test packages, then Debian 12 booted with them
 debian-test:    ; @MODULES=vm FLAVOUR=test scripts/deb.sh && scripts/run-tests.sh debian
 deps:           ; @scripts/deps.sh
 tree:           ; @scripts/deps.sh && scripts/tree.sh

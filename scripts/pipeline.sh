@@ -39,6 +39,10 @@ check)
 	# the SMBus 3.0 patches.
 	kernel abi-base
 	phase tools "$S/userspace.sh" test
+	# tests/debian installs the packages of the test flavour (Debian's
+	# configuration, the QEMU guest's modules, no debug information) into
+	# a booted Debian 12: build/deb-test/, cached outside the clone.
+	MODULES=vm FLAVOUR=test "$S/deb.sh"
 	RUN_TESTS_LACKS='' "$S/run-tests.sh"
 	;;
 shell)

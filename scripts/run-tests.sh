@@ -177,7 +177,7 @@ JOB
 # (A fresh clone has no build/logs/area-times.tsv: these are make check's
 # times of 2026-12-05.)
 declare -A weight=([tc]=1240 [ovs]=550 [idmap]=625 [runtimes]=253 [tc-lifetime]=156 [i2c-abi]=213
-	[mctp]=166 [debian]=600 [pstate]=111 [pstate-nocpc]=97 [idmap-ext4]=50 [kunit]=45 [outgoing]=40 [harness]=21)
+	[mctp]=166 [debian]=730 [pstate]=111 [pstate-nocpc]=97 [idmap-ext4]=50 [kunit]=45 [outgoing]=40 [harness]=21)
 if [ -f "$LOGS/area-times.tsv" ]; then
 	while IFS=$'\t' read -r a s; do
 		[[ $s =~ ^[0-9]+ ]] && weight[$a]=${BASH_REMATCH[0]}

@@ -9,12 +9,13 @@
 #     here without a kernel driver); job/ours.sh runs tests 1-6.
 # Each boot adds a stream of its own: booted, ran its job, powered off;
 # and its console free of kernel reports (scripts/scan-console.sh).
-# DEBIAN_DEBS: the directory of our packages (default build/deb).
+# DEBIAN_DEBS: the directory of our packages (default build/deb-test,
+# where make check and make debian-test put the test flavour).
 set -uo pipefail
 . "$TOP/tests/lib/tap.sh"
 S=$TOP/scripts
 RUN=$T_OUT
-DEBS=${DEBIAN_DEBS:-$TOP/build/deb}
+DEBS=${DEBIAN_DEBS:-$TOP/build/deb-test}
 
 image() {
 	echo 1..1

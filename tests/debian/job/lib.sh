@@ -74,7 +74,7 @@ as_user() { # CMD...: in the user's systemd --user, stdout/stderr passed
 # naming the idmapped mount, and the same run without :idmap works.
 podman_test() {
 	local mode=$1 out uid sub pause stored
-	[ "$mode" = idmap ] && echo 1..6 || echo 1..5
+	[ "$mode" = idmap ] && echo 1..7 || echo 1..5
 	user_setup
 	ok $? "adduser $TUSER, lingering: user@$(id -u "$TUSER").service active"
 	uid=$(id -u "$TUSER")

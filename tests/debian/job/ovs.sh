@@ -32,8 +32,8 @@ ovs-vsctl --timeout=120 add-br br0 $(for p in $(ports); do echo -- add-port br0 
 of add-meter br0 meter=1,kbps,burst,bands=type=drop,rate=1000,burst_size=100
 wait_for 60 test "$(police_rate 125000)" = 1
 idx=$(police | awk '/ rate_bytes_ps 125000 / { print $4 }')
-[ "$(police | wc -l)" = 1 ] && [ -n "$idx" ] && [ "$idx" -gt $((0x10000000)) ] &&
-	tc actions list action police | grep -q "index $idx "
+[ "$(police | wc -l)" = 1 ] && [ -n "$idx" ] && [ "$idx" -ge $((0x10000000)) ] &&
+	tc actions list action police | grep -Eq "police (0x$(printf %x "$idx")|$idx) "
 ok $? "add-meter: one police action in netdevsim's table, index ${idx:-none} (OVS's meter range), 1000 kbit/s = rate_bytes_ps 125000, also in tc: $(police | tr '\n' ' ')"
 of mod-meter br0 meter=1,kbps,burst,bands=type=drop,rate=2000,burst_size=100
 wait_for 60 test "$(police_rate 250000)" = 1

@@ -21,8 +21,9 @@ files() { find /boot/ /usr/lib/modules/ | sort; }
 dpkg-query -W >/tmp/pkgs-before
 files >/tmp/files-before
 
+t0=$SECONDS
 out=$(dpkg -i "${debs[@]}" 2>&1); rc=$?
-diag "$out"
+diag "$out" "dpkg -i: $((SECONDS - t0)) s"
 [ $rc = 0 ] && [ "$(dpkg-query -W -f='${Status}' "$pkg")" = "install ok installed" ] &&
 	[ -f "/boot/vmlinuz-$rel" ] && [ -f "/boot/initrd.img-$rel" ]
 ok $? "dpkg -i $(basename -a "${debs[@]}" | tr '\n' ' ')(rc $rc): $pkg installed, /boot/vmlinuz-$rel and the initrd its scripts built"
@@ -32,19 +33,23 @@ ok $? "initramfs-tools' initrd holds $nko modules of $rel and their modules.dep"
 mkdir -p "$T_OUT/boot"
 cp "/boot/vmlinuz-$rel" "/boot/initrd.img-$rel" "$T_OUT/boot/"
 
+t0=$SECONDS
 out=$(apt-get remove -y $ours 2>&1); rc=$?
-diag "$out"
+diag "$out" "apt-get remove: $((SECONDS - t0)) s"
 dpkg-query -W >/tmp/pkgs-after
 gone=$(comm -23 /tmp/pkgs-before /tmp/pkgs-after | tr '\n' ' ')
 left=$(comm -3 /tmp/files-before <(files) | tr -d '\t' | tr '\n' ' ')
 [ $rc = 0 ] && [ -z "$gone" ] && [ -z "$left" ]
 ok $? "apt-get remove $(echo $ours) (rc $rc): /boot and /lib/modules as before the install (differences: ${left:-none}), no package of Debian's gone or changed (${gone:-none})"
+# Again, the kernel only (what boot 2 needs; the headers and linux-libc-dev
+# went through install and removal above).
 before=$(date +%s)
 sleep 1
-out=$(dpkg -i "${debs[@]}" 2>&1); rc=$?
-diag "$out"
+t0=$SECONDS
+out=$(dpkg -i "$img" 2>&1); rc=$?
+diag "$out" "dpkg -i again: $((SECONDS - t0)) s"
 [ $rc = 0 ] && [ "$(stat -c %Y "/boot/initrd.img-$rel" 2>/dev/null || echo 0)" -gt "$before" ]
-ok $? "dpkg -i again (rc $rc) builds a new initrd ($(stat -c %y "/boot/initrd.img-$rel" 2>&1))"
+ok $? "dpkg -i $(basename "$img") again (rc $rc) builds a new initrd ($(stat -c %y "/boot/initrd.img-$rel" 2>&1))"
 cp "/boot/vmlinuz-$rel" "/boot/initrd.img-$rel" "$T_OUT/boot/" && (cd /boot && sha256sum "vmlinuz-$rel" "initrd.img-$rel") >"$T_OUT/boot/SHA256SUMS"
 [ -s "$T_OUT/boot/SHA256SUMS" ] && sync
 ok $? "the installed kernel and initrd copied out for boot 2 ($(tr '\n' ' ' <"$T_OUT/boot/SHA256SUMS"))"
