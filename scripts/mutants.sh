@@ -43,7 +43,8 @@ reset_tree() {
 	if [ ! -f "$wt/Makefile" ]; then
 		worktree_add "$wt" "$head"
 	fi
-	git -C "$wt" checkout -q --detach "$head"
+	# -f: a run stopped midway leaves its mutation in the tree
+	git -C "$wt" checkout -q -f --detach "$head"
 	git -C "$wt" reset -q --hard "$head"
 	git -C "$wt" clean -q -fdx -e '/obj-*'
 }
