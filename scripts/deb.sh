@@ -76,7 +76,7 @@ DEBIAN_CONFIG=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
 LOCALVERSION_DEB=-mw517-amd64
 # Part of the cache key: count it up when a change here changes what the
 # packages hold or how they are named (not for checks or messages).
-DEB_SCHEME=2
+DEB_SCHEME=3
 OUT=$BUILD/deb
 
 case $MODULES in host | vm | all) ;; *) die "MODULES=$MODULES: one of host (default), vm, all" ;; esac
@@ -122,12 +122,14 @@ fragments() {
 }
 
 # kmake OBJ ARGS...: make in the tree with the pipeline's compilers
-# (ccache; Debian builds its kernel with gcc-12, and CC_VERSION_TEXT, which
+# (ccache through scripts/kcc, which keeps it away from .incbin sources:
+# the kernel inside bzImage and the signing certificate; Debian builds its
+# kernel with gcc-12, and CC_VERSION_TEXT, which
 # DKMS compares, is then Debian's).
 kmake() {
 	local obj=$1
 	shift
-	make -C "$TREE" O="$obj" "${KBUILD_ARGS[@]}" CC="ccache gcc-12" LOCALVERSION="$LOCALVERSION_DEB" "$@"
+	make -C "$TREE" O="$obj" "${KBUILD_ARGS[@]}" CC="$TOP/scripts/kcc gcc-12" LOCALVERSION="$LOCALVERSION_DEB" "$@"
 }
 
 # configure OBJ: Debian's configuration, our fragments, olddefconfig, then
@@ -170,7 +172,8 @@ cache_key() {
 		# how this script builds and names the packages, and the make
 		# variables of every kernel build
 		echo "scheme $DEB_SCHEME $LOCALVERSION_DEB"
-		echo "${KBUILD_ARGS[@]}"
+		echo "${KBUILD_ARGS[@]}" | sed "s|$TOP/|TOP/|g"
+		sha256sum <"$TOP/scripts/kcc"
 	} | sha256sum | cut -c1-16
 }
 
@@ -233,24 +236,13 @@ build() {
 	phase "deb:config" logged "$LOGS/deb-config-$MODULES-$FLAVOUR.log" configure "$obj" ||
 		die "configuring the package's kernel failed"
 	info "$(grep -c '=y$' "$obj/.config") built-in options, $(grep -c '=m$' "$obj/.config") modules"
-	# The kernel carries the certificate of the key that signs its modules
-	# (certs/system_certificates.S: .incbin of certs/signing_key.x509).
-	# ccache hashes the assembler source, not what .incbin reads, so a
-	# cached object would carry another build's certificate and the kernel
-	# would refuse its own modules (seen: "module verification failed",
-	# taint E). certs/ is built first without ccache, with the build's own
-	# command line, so the build below finds it up to date.
-	rm -f "$obj/certs/system_certificates.o"
-	phase "deb:certs" logged "$LOGS/deb-certs-$MODULES-$FLAVOUR.log" \
-		env CCACHE_DISABLE=1 make -C "$TREE" O="$obj" -j"$JOBS" "${KBUILD_ARGS[@]}" CC="ccache gcc-12" \
-		LOCALVERSION="$LOCALVERSION_DEB" certs/ || die "building the signing key and certs/ failed"
 	# The packages land in the object directory's parent, build/linux:
 	# none may be left there.
 	rm -f "$TREE"/*.deb "$TREE"/*.buildinfo "$TREE"/*.changes
 	phase "deb:build" logged "$LOGS/deb-build-$MODULES-$FLAVOUR.log" \
 		nice -n 19 env KDEB_PKGVERSION="$pkgver" KDEB_SOURCENAME=linux-mw517 \
 		KDEB_CHANGELOG_DIST=bookworm DEBFULLNAME="make deb" DEBEMAIL=make-deb@localhost \
-		make -C "$TREE" O="$obj" -j"$JOBS" "${KBUILD_ARGS[@]}" CC="ccache gcc-12" \
+		make -C "$TREE" O="$obj" -j"$JOBS" "${KBUILD_ARGS[@]}" CC="$TOP/scripts/kcc gcc-12" \
 		LOCALVERSION="$LOCALVERSION_DEB" bindeb-pkg || {
 		rm -f "$TREE"/*.deb "$TREE"/*.buildinfo "$TREE"/*.changes
 		die "make bindeb-pkg failed"

@@ -32,7 +32,8 @@ mkdir -p "$BUILD" "$LOGS"
 # worktree or not (scripts/setlocalversion appends "+" to a git tree's
 # otherwise), so the objects that include it are the same in all of them.
 KBUILD_HOSTCC="env -u CCACHE_DEPEND ccache gcc"
-KBUILD_ARGS=(CC="ccache gcc" HOSTCC="$KBUILD_HOSTCC" LOCALVERSION=)
+# CC: ccache, but never for an assembler source that .incbin's (scripts/kcc).
+KBUILD_ARGS=(CC="$TOP/scripts/kcc gcc" HOSTCC="$KBUILD_HOSTCC" LOCALVERSION=)
 BFD_LIBDEP=/usr/lib/x86_64-linux-gnu/bfd-plugins/libdep.so
 if [ -f "$BFD_LIBDEP" ]; then
 	KBUILD_ARGS+=(NM="nm --plugin $BFD_LIBDEP")
