@@ -1,9 +1,9 @@
 #!/bin/bash
 # tests/debian/job/packages.sh: our packages ($IN/debs) installed into the
-# booted Debian system with dpkg -i, as a user does (their maintainer
+# booted Debian system with apt, as the README says (their maintainer
 # scripts run; initramfs-tools builds the initrd), then test 7's half on
 # packages: apt-get remove takes away the package's /boot and /lib/modules
-# files and nothing of Debian's, and dpkg -i again makes a new initrd. The
+# files and nothing of Debian's, and dpkg -i of the kernel makes a new initrd. The
 # installed kernel and initrd are copied to $T_OUT/boot for boot 2.
 . "$T_OUT/in/job/lib.sh"
 echo 1..5
@@ -21,12 +21,15 @@ files() { find /boot/ /usr/lib/modules/ | sort; }
 dpkg-query -W >/tmp/pkgs-before
 files >/tmp/files-before
 
+# The first install as the README has it (apt install ./FILE.deb: apt
+# hands the files to dpkg, no network needed), the second below with
+# dpkg -i.
 t0=$SECONDS
-out=$(dpkg -i "${debs[@]}" 2>&1); rc=$?
-diag "$out" "dpkg -i: $((SECONDS - t0)) s"
+out=$(apt-get install -y "${debs[@]}" 2>&1); rc=$?
+diag "$out" "apt-get install: $((SECONDS - t0)) s"
 [ $rc = 0 ] && [ "$(dpkg-query -W -f='${Status}' "$pkg")" = "install ok installed" ] &&
 	[ -f "/boot/vmlinuz-$rel" ] && [ -f "/boot/initrd.img-$rel" ]
-ok $? "dpkg -i $(basename -a "${debs[@]}" | tr '\n' ' ')(rc $rc): $pkg installed, /boot/vmlinuz-$rel and the initrd its scripts built"
+ok $? "apt-get install $(basename -a "${debs[@]}" | sed 's|^|./|' | tr '\n' ' ')(rc $rc): $pkg installed, /boot/vmlinuz-$rel and the initrd its scripts built"
 nko=$(lsinitramfs "/boot/initrd.img-$rel" 2>/dev/null | grep -c "lib/modules/$rel/.*\.ko")
 [ "$nko" -gt 0 ] && lsinitramfs "/boot/initrd.img-$rel" | grep -q "lib/modules/$rel/modules.dep"
 ok $? "initramfs-tools' initrd holds $nko modules of $rel and their modules.dep"
