@@ -23,12 +23,9 @@ if grep -q '^CONFIG_MODULES=y' "$obj/.config"; then
 	logged "$LOGS/modules-install-$variant.log" "${MAKE[@]}" INSTALL_MOD_PATH="$obj/modroot" modules_install ||
 		die "installing the $variant modules failed"
 fi
-# bzImage must hold this build's kernel: the compressed image piggy.o
-# .incbin's (scripts/kcc says why that is checked).
-z=$(ls "$obj"/arch/x86/boot/compressed/vmlinux.bin.* 2>/dev/null | head -n 1)
-[ -n "$z" ] && python3 -c 'import sys; sys.exit(open(sys.argv[1], "rb").read().find(open(sys.argv[2], "rb").read()) < 0)' \
-	"$obj/arch/x86/boot/compressed/piggy.o" "$z" ||
-	die "$obj/arch/x86/boot/bzImage does not hold the kernel just built (piggy.o lacks $z)"
+# bzImage must hold this build's kernel (scripts/kcc says why).
+piggy_holds_kernel "$obj" ||
+	die "$obj/arch/x86/boot/bzImage does not hold the kernel just built (piggy.o lacks the compressed image piggy.S names)"
 info "$variant: $(cat "$obj/include/config/kernel.release") $(du -h "$obj/arch/x86/boot/bzImage" | cut -f1)"
 
 [ "$which" = patched ] || exit 0

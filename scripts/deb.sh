@@ -138,7 +138,7 @@ configure() {
 	local obj=$1 f ikconfig
 	mkdir -p "$obj" || return 1
 	{
-		xz -dc "$DEBIAN_CONFIG" && fragments | while read -r f; do cat "$f"; done
+		xz -dc "$DEBIAN_CONFIG" && fragments | while read -r f; do cat "$f" || exit 1; done
 	} >"$obj/.config.new" || { echo "cannot write $obj/.config.new" >&2; return 1; }
 	mv "$obj/.config.new" "$obj/.config" || return 1
 	kmake "$obj" -s olddefconfig || { echo "olddefconfig of Debian's configuration failed" >&2; return 1; }
@@ -194,6 +194,24 @@ deliver() {
 	ls -1 "$OUT"/*.deb | sed 's/^/   /'
 }
 
+# The packages are cached under the key of patches/: build them only from
+# a tree that is exactly patches/ (tree.sh builds uncommitted changes and
+# keeps commits made on the series; make export-patches writes them back).
+# Compared patch by patch with git patch-id, as tests/outgoing does.
+tree_is_series() {
+	local want have
+	[ -z "$(git -C "$TREE" status --porcelain --untracked-files=no)" ] ||
+		die "build/linux has uncommitted changes; the packages are cached under the key of patches/: commit them and run make export-patches first (nothing built)"
+	want=$(sed -e 's/#.*//' "$TOP/patches/series" | while read -r p; do
+		[ -z "$p" ] || git patch-id --stable <"$TOP/patches/$p" | cut -d' ' -f1
+	done)
+	have=$(git -C "$TREE" log --reverse --format=%H baseline..HEAD | while read -r c; do
+		git -C "$TREE" show "$c" | git patch-id --stable | cut -d' ' -f1
+	done)
+	[ "$want" = "$have" ] ||
+		die "build/linux's commits after baseline are not patches/series (a commit made or amended there?); the packages are cached under the key of patches/: run make export-patches first (nothing built)"
+}
+
 build() {
 	local key cache keydir obj name need stamp pkgver staging f avail
 	"$TOP/scripts/deps.sh"
@@ -222,6 +240,7 @@ build() {
 	[ "$avail" -ge $((2 * 1024 * 1024)) ] ||
 		die "only $((avail / 1024)) MiB free for the package cache $cache, need 2048 MiB"
 	"$TOP/scripts/tree.sh"
+	tree_is_series
 
 	name=obj-deb-$MODULES
 	[ "$FLAVOUR" = user ] || name=$name-test
@@ -249,6 +268,8 @@ build() {
 	}
 	staging=$keydir.tmp.$$
 	rm -rf "$staging"
+	# a failed check or an interrupt leaves nothing in the cache
+	trap 'rm -rf "$staging"' EXIT
 	mkdir -p "$staging"
 	mv "$TREE"/*.deb "$staging"/
 	rm -f "$TREE"/*.buildinfo "$TREE"/*.changes
@@ -256,6 +277,8 @@ build() {
 	python3 -c 'import sys; sys.exit(open(sys.argv[1], "rb").read().find(open(sys.argv[2], "rb").read()) < 0)' \
 		"$obj/vmlinux" "$obj/certs/signing_key.x509" ||
 		die "the kernel built does not carry the certificate of the key its modules are signed with ($obj/certs/signing_key.x509)"
+	piggy_holds_kernel "$obj" ||
+		die "$obj/arch/x86/boot/bzImage does not hold the kernel just built (piggy.o lacks the compressed image piggy.S names)"
 	{
 		echo "key $key"
 		echo "built $(date -u -R) from $TOP"
@@ -267,6 +290,7 @@ build() {
 		die "the packages in $staging fail their check (scripts/deb-check.sh); not cached"
 	rm -rf "$keydir"
 	mv "$staging" "$keydir"
+	trap - EXIT
 	deliver "$keydir"
 }
 

@@ -57,6 +57,8 @@ key=$( {
 	cat "$LIST" "$0"
 	(cd "$BAKED" && for f in *; do printf '%s\n' "$f"; cat "$f"; done)
 	printf '%s\n' "$sources"
+	# the stock kernel the image must hold (checked below when built)
+	echo "linux-image-amd64 $SRC_WANT_VERSION"
 } | sha256sum | cut -c1-16)
 img=$CACHE/$key.img
 
