@@ -274,8 +274,7 @@ build() {
 	mv "$TREE"/*.deb "$staging"/
 	rm -f "$TREE"/*.buildinfo "$TREE"/*.changes
 	cp "$obj/certs/signing_key.x509" "$staging/mw517-signing-key.der"
-	python3 -c 'import sys; sys.exit(open(sys.argv[1], "rb").read().find(open(sys.argv[2], "rb").read()) < 0)' \
-		"$obj/vmlinux" "$obj/certs/signing_key.x509" ||
+	file_holds "$obj/vmlinux" "$obj/certs/signing_key.x509" ||
 		die "the kernel built does not carry the certificate of the key its modules are signed with ($obj/certs/signing_key.x509)"
 	piggy_holds_kernel "$obj" ||
 		die "$obj/arch/x86/boot/bzImage does not hold the kernel just built (piggy.o lacks the compressed image piggy.S names)"

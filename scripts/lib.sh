@@ -55,15 +55,18 @@ kbuild_env() {
 	export KBUILD_BUILD_TIMESTAMP="pipeline" KBUILD_BUILD_USER=pipeline KBUILD_BUILD_HOST=qemu
 }
 
+# file_holds FILE PART: FILE contains PART's bytes.
+file_holds() {
+	python3 -c 'import sys; sys.exit(open(sys.argv[1], "rb").read().find(open(sys.argv[2], "rb").read()) < 0)' "$1" "$2"
+}
+
 # piggy_holds_kernel OBJ: bzImage's piggy.o holds the compressed kernel
 # this build made (the file piggy.S .incbin's; scripts/kcc says why this
 # is checked).
 piggy_holds_kernel() {
 	local d=$1/arch/x86/boot/compressed z
 	z=$(sed -n 's/^[[:space:]]*\.incbin "\(.*\)"/\1/p' "$d/piggy.S" 2>/dev/null)
-	[ -n "$z" ] && [ -f "$1/$z" ] &&
-		python3 -c 'import sys; sys.exit(open(sys.argv[1], "rb").read().find(open(sys.argv[2], "rb").read()) < 0)' \
-			"$d/piggy.o" "$1/$z"
+	[ -n "$z" ] && [ -f "$1/$z" ] && file_holds "$d/piggy.o" "$1/$z"
 }
 
 die() {
