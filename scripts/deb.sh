@@ -101,8 +101,21 @@ check_versions() {
 
 # The module names localmodconfig keeps (lsmod's format: the first word of
 # each line; "Module" heading lines are skipped), or nothing for all.
+# Read once per run (module_list_read): with MODULES=host, a module
+# loaded between the cache key and the configuration would otherwise
+# give a package whose modules are not those of its key.
+MODULE_LIST=
+module_list_read() {
+	MODULE_LIST=$(module_list_now) && MODULE_LIST_READ=1
+}
 module_list() {
-	local f
+	if [ -n "${MODULE_LIST_READ:-}" ]; then
+		[ -z "$MODULE_LIST" ] || printf '%s\n' "$MODULE_LIST"
+		return 0
+	fi
+	module_list_now
+}
+module_list_now() {
 	[ "$MODULES" = all ] && return 0
 	[ -f "$TOP/kconfig/debian-series.modules" ] || { echo "kconfig/debian-series.modules is missing" >&2; return 1; }
 	[ "$MODULES" != vm ] || [ -f "$TOP/kconfig/debian-vm.modules" ] ||
@@ -185,12 +198,19 @@ cache_dir() {
 	echo "$d"
 }
 
-# The packages of KEYDIR into OUT (only ours go: other files stay).
+# The packages of KEYDIR into OUT (only ours go: other files stay). Copied
+# beside OUT first: a failed copy (disk full) leaves OUT's packages as
+# they were.
 deliver() {
-	local keydir=$1
-	mkdir -p "$OUT"
+	local keydir=$1 new=$OUT.new.$$ f
+	mkdir -p "$OUT" && rm -rf "$new" && mkdir -p "$new" || die "cannot write $new"
+	cp -p "$keydir"/*.deb "$keydir"/mw517-signing-key.der "$keydir"/SOURCE "$new"/ || {
+		rm -rf "$new"
+		die "copying the packages from $keydir to $OUT failed; $OUT left as it was"
+	}
 	rm -f "$OUT"/linux-*.deb "$OUT"/mw517-signing-key.der "$OUT"/SOURCE
-	cp -p "$keydir"/*.deb "$keydir"/mw517-signing-key.der "$keydir"/SOURCE "$OUT"/
+	for f in "$new"/*; do mv "$f" "$OUT"/ || die "moving $f into $OUT failed"; done
+	rmdir "$new"
 	ls -1 "$OUT"/*.deb | sed 's/^/   /'
 }
 
@@ -217,6 +237,7 @@ build() {
 	"$TOP/scripts/deps.sh"
 	check_versions
 	[ "$MODULES" != host ] || [ -r /proc/modules ] || die "MODULES=host reads /proc/modules, which is not readable"
+	module_list_read || die "cannot read the module list"
 	key=$(cache_key) || die "cannot compute the cache key"
 	cache=$(cache_dir)
 	keydir=$cache/$key
