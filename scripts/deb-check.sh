@@ -30,6 +30,12 @@ for deb in "$image" "$headers" "$libc"; do
 	info "$pkg $ver $arch $(du -k "$deb" | cut -f1) KiB; Depends: $(dpkg-deb -f "$deb" Depends)"
 done
 
+# What the image's maintainer scripts need (scripts/deb.sh, add_image_depends)
+deps=$(dpkg-deb -f "$image" Depends)
+for want in kmod 'initramfs-tools | linux-initramfs-tool'; do
+	case ", $deps," in *", $want,"*) ;; *) die "linux-image does not depend on $want (Depends: ${deps:-none})" ;; esac
+done
+
 x=$(mktemp -d "${TMPDIR:-/tmp}/deb-check.XXXXXX")
 trap 'rm -rf "$x"' EXIT
 dpkg-deb -x "$image" "$x/image"

@@ -76,7 +76,7 @@ DEBIAN_CONFIG=/usr/src/linux-config-6.1/config.amd64_none_amd64.xz
 LOCALVERSION_DEB=-mw517-amd64
 # Part of the cache key: count it up when a change here changes what the
 # packages hold or how they are named (not for checks or messages).
-DEB_SCHEME=3
+DEB_SCHEME=4
 OUT=$BUILD/deb
 
 case $MODULES in host | vm | all) ;; *) die "MODULES=$MODULES: one of host (default), vm, all" ;; esac
@@ -232,6 +232,23 @@ tree_is_series() {
 		die "build/linux's commits after baseline are not patches/series (a commit made or amended there?); the packages are cached under the key of patches/: run make export-patches first (nothing built)"
 }
 
+# add_image_depends DEB: bindeb-pkg's linux-image declares no dependency,
+# yet what its maintainer scripts run needs kmod (depmod) and makes no
+# initrd without initramfs-tools (/etc/kernel/postinst.d/initramfs-tools):
+# on a system without them the kernel would install and not boot. The
+# package is rebuilt with dpkg-deb declaring them as Debian's own
+# linux-image-6.1.0-*-amd64 does; its files are unchanged.
+IMAGE_DEPENDS="kmod, initramfs-tools | linux-initramfs-tool"
+add_image_depends() {
+	local deb=$1 d
+	d=$(mktemp -d "$(dirname "$deb")/repack.XXXXXX") || return 1
+	dpkg-deb -R "$deb" "$d/root" &&
+		sed -i -e '/^Depends:/d' -e "/^Architecture:/a Depends: $IMAGE_DEPENDS" "$d/root/DEBIAN/control" &&
+		dpkg-deb --root-owner-group -Zxz -b "$d/root" "$d/new.deb" >/dev/null &&
+		mv "$d/new.deb" "$deb" || { rm -rf "$d"; return 1; }
+	rm -rf "$d"
+}
+
 build() {
 	local key cache keydir obj name need stamp pkgver staging f avail
 	"$TOP/scripts/deps.sh"
@@ -294,6 +311,10 @@ build() {
 	mkdir -p "$staging"
 	mv "$TREE"/*.deb "$staging"/
 	rm -f "$TREE"/*.buildinfo "$TREE"/*.changes
+	for f in "$staging"/linux-image-*.deb; do
+		case $f in *-dbg_*) continue ;; esac
+		add_image_depends "$f" || die "declaring the dependencies of $(basename "$f") failed"
+	done
 	cp "$obj/certs/signing_key.x509" "$staging/mw517-signing-key.der"
 	file_holds "$obj/vmlinux" "$obj/certs/signing_key.x509" ||
 		die "the kernel built does not carry the certificate of the key its modules are signed with ($obj/certs/signing_key.x509)"
