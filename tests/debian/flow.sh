@@ -66,6 +66,25 @@ stage() {
 	return 0
 }
 
+# The packages are those of today's series and configuration: SOURCE
+# names the key scripts/deb.sh built them under, and deb.sh key computes
+# today's for the same MODULES and FLAVOUR. A build/deb-test left from
+# another series would otherwise be installed and tested as this one.
+current() {
+	local have want mods fl
+	echo 1..1
+	have=$(sed -n 's/^key //p' "$DEBS/SOURCE" 2>/dev/null)
+	mods=$(sed -n 's/^MODULES=\([a-z]*\) FLAVOUR=.*/\1/p' "$DEBS/SOURCE" 2>/dev/null)
+	fl=$(sed -n 's/^MODULES=[a-z]* FLAVOUR=\([a-z]*\) .*/\1/p' "$DEBS/SOURCE" 2>/dev/null)
+	want=$(MODULES=${mods:-vm} FLAVOUR=${fl:-test} "$S/deb.sh" key 2>&1)
+	if [ -n "$have" ] && [ "$have" = "$want" ]; then
+		echo "ok 1 - the packages in $DEBS are of this series and configuration (MODULES=$mods FLAVOUR=$fl, key $have)"
+	else
+		echo "# $DEBS/SOURCE: key ${have:-none}; deb.sh key now: $want"
+		echo "not ok 1 - the packages in $DEBS are not of this series and configuration (run: make deb MODULES=${mods:-vm} FLAVOUR=${fl:-test})"
+	fi
+}
+
 # boot_files IMAGE DIR: Debian's kernel and initrd, out of the image
 boot_files() {
 	local rel
@@ -98,6 +117,7 @@ vm() {
 	fi
 }
 
+tap_run packages-current current
 tap_run image-bad-input bad_input
 tap_run image image
 img=$(cat "$RUN/image-path" 2>/dev/null) || exit 1
