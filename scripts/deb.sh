@@ -7,8 +7,9 @@
 # config.amd64_none_amd64.xz) plus kconfig/debian.config, then
 # `make bindeb-pkg`. Output in build/deb/ (FLAVOUR=test: build/deb-test/,
 # so the test packages never mix with a user's): linux-image-*, linux-headers-*
-# (DKMS), linux-libc-dev (the SMBus 3.0 uAPI), and the certificate the
-# modules are signed with.
+# (DKMS), linux-libc-dev (the SMBus 3.0 uAPI), the certificate the
+# modules are signed with, SOURCE (what they were built from, the cache
+# key) and modules (the module list they were configured with).
 #
 #   MODULES=host (default)  the built-in configuration is Debian's; the
 #                           modules are those this machine has loaded
@@ -103,9 +104,17 @@ check_versions() {
 # each line; "Module" heading lines are skipped), or nothing for all.
 # Read once per run (module_list_read): with MODULES=host, a module
 # loaded between the cache key and the configuration would otherwise
-# give a package whose modules are not those of its key.
-MODULE_LIST=
+# give a package whose modules are not those of its key. The list is kept
+# beside the packages (modules); deb.sh key with DEB_MODULE_LIST=FILE
+# takes the list from FILE instead (tests/debian: MODULES=host packages
+# are checked against the machine as it was when they were built).
+MODULE_LIST= MODULE_LIST_READ=
 module_list_read() {
+	if [ -n "${DEB_MODULE_LIST:-}" ]; then
+		[ -r "$DEB_MODULE_LIST" ] || { echo "DEB_MODULE_LIST: cannot read $DEB_MODULE_LIST" >&2; return 1; }
+		MODULE_LIST=$(cat "$DEB_MODULE_LIST") && MODULE_LIST_READ=1
+		return
+	fi
 	MODULE_LIST=$(module_list_now) && MODULE_LIST_READ=1
 }
 module_list() {
@@ -203,14 +212,16 @@ cache_dir() {
 # they were.
 deliver() {
 	local keydir=$1 new=$OUT.new.$$ f
-	mkdir -p "$OUT" && rm -rf "$new" && mkdir -p "$new" || die "cannot write $new"
-	cp -p "$keydir"/*.deb "$keydir"/mw517-signing-key.der "$keydir"/SOURCE "$new"/ || {
+	mkdir -p "$OUT" && rm -rf "$OUT".new.* && mkdir -p "$new" || die "cannot write $new"
+	trap 'rm -rf "$new"' EXIT
+	cp -p "$keydir"/*.deb "$keydir"/mw517-signing-key.der "$keydir"/SOURCE "$keydir"/modules "$new"/ || {
 		rm -rf "$new"
 		die "copying the packages from $keydir to $OUT failed; $OUT left as it was"
 	}
-	rm -f "$OUT"/linux-*.deb "$OUT"/mw517-signing-key.der "$OUT"/SOURCE
+	rm -f "$OUT"/linux-*.deb "$OUT"/mw517-signing-key.der "$OUT"/SOURCE "$OUT"/modules
 	for f in "$new"/*; do mv "$f" "$OUT"/ || die "moving $f into $OUT failed"; done
 	rmdir "$new"
+	trap - EXIT
 	ls -1 "$OUT"/*.deb | sed 's/^/   /'
 }
 
@@ -241,6 +252,8 @@ tree_is_series() {
 IMAGE_DEPENDS="kmod, initramfs-tools | linux-initramfs-tool"
 add_image_depends() {
 	local deb=$1 d
+	# mkdebian writes none; one to merge with would need more than a sed
+	[ -z "$(dpkg-deb -f "$deb" Depends)" ] || { echo "$deb already has Depends: $(dpkg-deb -f "$deb" Depends)" >&2; return 1; }
 	d=$(mktemp -d "$(dirname "$deb")/repack.XXXXXX") || return 1
 	dpkg-deb -R "$deb" "$d/root" &&
 		sed -i -e '/^Depends:/d' -e "/^Architecture:/a Depends: $IMAGE_DEPENDS" "$d/root/DEBIAN/control" &&
@@ -327,6 +340,7 @@ build() {
 		echo "linux-source-6.1 $DEB_SRC_VERSION linux-config-6.1 $(pkg_version linux-config-6.1)"
 		for f in "$staging"/*.deb; do echo "$(basename "$f") $(du -k "$f" | cut -f1) KiB"; done
 	} >"$staging/SOURCE"
+	module_list >"$staging/modules"
 	"$TOP/scripts/deb-check.sh" "$staging" ||
 		die "the packages in $staging fail their check (scripts/deb-check.sh); not cached"
 	rm -rf "$keydir"
@@ -345,6 +359,7 @@ config)
 	;;
 key)
 	check_versions
+	module_list_read || die "cannot read the module list"
 	cache_key
 	;;
 make)

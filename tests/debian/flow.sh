@@ -76,11 +76,14 @@ current() {
 	have=$(sed -n 's/^key //p' "$DEBS/SOURCE" 2>/dev/null)
 	mods=$(sed -n 's/^MODULES=\([a-z]*\) FLAVOUR=.*/\1/p' "$DEBS/SOURCE" 2>/dev/null)
 	fl=$(sed -n 's/^MODULES=[a-z]* FLAVOUR=\([a-z]*\) .*/\1/p' "$DEBS/SOURCE" 2>/dev/null)
-	want=$(MODULES=${mods:-vm} FLAVOUR=${fl:-test} "$S/deb.sh" key 2>&1)
+	# the module list they were built with (for MODULES=host, the
+	# machine's modules then, not now)
+	want=$(DEB_MODULE_LIST=$DEBS/modules MODULES=${mods:-vm} FLAVOUR=${fl:-test} "$S/deb.sh" key 2>"$RUN/deb-key.err")
 	if [ -n "$have" ] && [ "$have" = "$want" ]; then
 		echo "ok 1 - the packages in $DEBS are of this series and configuration (MODULES=$mods FLAVOUR=$fl, key $have)"
 	else
-		echo "# $DEBS/SOURCE: key ${have:-none}; deb.sh key now: $want"
+		sed 's/^/# deb.sh key: /' "$RUN/deb-key.err"
+		echo "# $DEBS/SOURCE: key ${have:-none}; deb.sh key now: ${want:-none}"
 		echo "not ok 1 - the packages in $DEBS are not of this series and configuration (run: make deb MODULES=${mods:-vm} FLAVOUR=${fl:-test})"
 	fi
 }
