@@ -53,6 +53,9 @@ out=$(dpkg -i "$img" 2>&1); rc=$?
 diag "$out" "dpkg -i again: $((SECONDS - t0)) s"
 [ $rc = 0 ] && [ "$(stat -c %Y "/boot/initrd.img-$rel" 2>/dev/null || echo 0)" -gt "$before" ]
 ok $? "dpkg -i $(basename "$img") again (rc $rc) builds a new initrd ($(stat -c %y "/boot/initrd.img-$rel" 2>&1))"
+# dpkg's own log, with a time stamp at every unpack and configure: where
+# the package steps' time goes (docs/debian.md)
+cp /var/log/dpkg.log "$T_OUT/dpkg-stock.log" 2>/dev/null
 cp "/boot/vmlinuz-$rel" "/boot/initrd.img-$rel" "$T_OUT/boot/" && (cd /boot && sha256sum "vmlinuz-$rel" "initrd.img-$rel") >"$T_OUT/boot/SHA256SUMS"
 [ -s "$T_OUT/boot/SHA256SUMS" ] && sync
 ok $? "the installed kernel and initrd copied out for boot 2 ($(tr '\n' ' ' <"$T_OUT/boot/SHA256SUMS"))"
