@@ -21,9 +21,10 @@ from tc_offload_test import (BUS, DBG, POLICE, POLICE_HW, Nsim, TcMonitor,  # no
                              action, emptied, expect, filters, flush, released, run, tc)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import kmsg  # noqa: E402
-from cases import run_case  # noqa: E402
+from cases import Skip, run_case  # noqa: E402
 
 LEFTOVERS = f"{DBG}/tc_leftovers"
+NETNS_GONE = f"{DBG}/tc_leftovers_netns_gone"
 TESTS = []
 
 
@@ -52,9 +53,83 @@ def flower(proto, index, *where, flags=("skip_sw",)):
        *flags, "ip_proto", proto, "action", "police", "index", str(index))
 
 
-def leftovers():
-    with open(LEFTOVERS) as f:
+def lacks(patch):
+    """The reason to skip a test of PATCH on a kernel that lacks it (make
+    bisect-check's prefixes set T_LACKS; make check never does), or None."""
+    if patch in os.environ.get("T_LACKS", "").split(","):
+        return f"needs patch {patch}, which this kernel lacks"
+    return None
+
+
+def leftover_counts():
+    """tc_leftovers and, from patch 0026 on, tc_leftovers_netns_gone."""
+    paths = (LEFTOVERS,) if lacks("0026") else (LEFTOVERS, NETNS_GONE)
+    return [leftovers(p) for p in paths]
+
+
+def leftovers(path=LEFTOVERS):
+    with open(path) as f:
         return int(f.read())
+
+
+def lose_next_destroy(d):
+    """Have netdevsim answer the next DESTROY of an action it holds but
+    keep the entry (debugfs lose_next_destroy), as when the DESTROY of a
+    namespace dismantled during a device's removal goes nowhere."""
+    with open(f"{d.dbg}/lose_next_destroy", "w") as f:
+        f.write("1")
+
+
+def destroy_lost(d, timeout=60):
+    """Whether the DESTROY that lose_next_destroy waits for has come."""
+    deadline = time.monotonic() + timeout
+    while True:
+        with open(f"{d.dbg}/lose_next_destroy") as f:
+            if f.read().strip() == "N":
+                return True
+        if time.monotonic() > deadline:
+            return False
+        time.sleep(0.1)
+
+
+def leftovers_of_a_dismantled_namespace_are_counted_apart():
+    """An action the device was left holding (its DESTROY lost, as the tc
+    core's namespace teardown race loses it) counts in
+    tc_leftovers_netns_gone when its namespace has been dismantled, in
+    tc_leftovers when its namespace lives on. Last: it leaves one of each
+    on purpose."""
+    for patch in ("0025", "0026"):
+        if lacks(patch):
+            raise Skip(lacks(patch))
+    mark = kmsg.last_seq()
+    before = leftovers(), leftovers(NETNS_GONE)
+    d = Nsim(2)
+    ns = "nsim-dismantled"
+    try:
+        run("ip", "netns", "add", ns)
+        run("ip", "netns", "exec", ns, "tc", "actions", "add", *police("100mbit", 9))
+        expect(len(d.actions()) == 1, f"the namespace's meter not offloaded: {d.table()}")
+        lose_next_destroy(d)
+        run("ip", "netns", "del", ns)
+        expect(destroy_lost(d), "no DESTROY came from the dismantled namespace in 60 s")
+        tc("actions", "add", "action", "gact", "drop", "index", "9")
+        expect(action("gact", 9)["in_hw_count"] == 1, f"gact drop not offloaded: {d.table()}")
+        lose_next_destroy(d)
+        tc("actions", "del", "action", "gact", "index", "9")
+        expect(destroy_lost(d), "tc actions del sent no DESTROY")
+        hw = d.actions()
+        expect(len(hw) == 2 and any(l.startswith("action police index 9 ") for l in hw)
+               and any(l.startswith("action gact index 9 drop") for l in hw),
+               f"want both entries kept, as a lost DESTROY leaves them: {hw}")
+    finally:
+        run("ip", "netns", "del", ns, ok=None)
+        d.delete()
+    after = leftovers(), leftovers(NETNS_GONE)
+    expect(after == (before[0] + 1, before[1] + 1),
+           f"(tc_leftovers, tc_leftovers_netns_gone) went from {before} to {after}, "
+           "want one more of each")
+    problems = kmsg.reports_since(mark)
+    expect(not problems, "\n".join(problems))
 
 
 @test
@@ -381,8 +456,8 @@ def main():
         if not os.path.exists(path):
             print("1..0 # SKIP no netdevsim (CONFIG_NETDEVSIM) or debugfs")
             return 0
-    print(f"1..{len(TESTS) + 1}")
-    start_left = leftovers() if os.path.exists(LEFTOVERS) else None
+    print(f"1..{len(TESTS) + 2}")
+    start_left = leftover_counts() if os.path.exists(LEFTOVERS) else None
     for n, (name, fn) in enumerate(TESTS, start=1):
         # Each test on a device of its own, removed before its kernel log
         # is read: what one leaves behind shows in its own result. Its
@@ -404,10 +479,15 @@ def main():
         run_case(n, name, case)
 
     def nothing_left():
+        # No case dismantles a namespace while a device goes: neither the
+        # leftovers nor those of dismantled namespaces may rise.
         expect(start_left is not None, f"no {LEFTOVERS}")
-        expect(leftovers() == start_left,
-               f"tc_leftovers went from {start_left} to {leftovers()}")
+        now = leftover_counts()
+        expect(now == start_left,
+               f"(tc_leftovers, tc_leftovers_netns_gone) went from {start_left} to {now}")
     run_case(len(TESTS) + 1, "device_removal_leaves_nothing_behind", nothing_left)
+    run_case(len(TESTS) + 2, "leftovers_of_a_dismantled_namespace_are_counted_apart",
+             leftovers_of_a_dismantled_namespace_are_counted_apart)
     return 0
 
 
