@@ -9,7 +9,7 @@ import subprocess
 import sys
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
-from cases import Skip, run_case  # noqa: E402,F401 - Skip: for the tests
+from cases import Skip, lacks, run_case  # noqa: E402,F401 - Skip, lacks: for the tests
 
 IDMAP = "idmap-mount"  # tools/idmap-mount, in PATH (build/bin) in the guest
 SHIFT = 10000  # fs id N is shown as SHIFT + N through MNT, for N < 1000
@@ -20,14 +20,6 @@ def run(*cmd):
     if p.returncode:
         raise AssertionError(f"{' '.join(cmd)}: {p.returncode} {p.stderr.strip()}")
     return p
-
-
-def lacks(patch):
-    """The reason to skip a test of PATCH on a kernel that lacks it (make
-    bisect-check's prefixes set T_LACKS; make check never does), or None."""
-    if patch in os.environ.get("T_LACKS", "").split(","):
-        return f"needs patch {patch}, which this kernel lacks"
-    return None
 
 
 def expect(cond, what):

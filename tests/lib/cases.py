@@ -5,6 +5,7 @@ knows), or "not ok N NAME" followed by the failure as "# " lines; and
 "case N NAME: S s", its time, on stderr (the stream's NAME.err), which
 shows where an area's time goes. The plan, and what each program checks
 around its cases, stay its own."""
+import os
 import sys
 import time
 import traceback
@@ -12,6 +13,14 @@ import traceback
 
 class Skip(Exception):
     """The case cannot run here; the message says why."""
+
+
+def lacks(patch):
+    """The reason to skip a test of PATCH on a kernel that lacks it (make
+    bisect-check's prefixes set T_LACKS; make check never does), or None."""
+    if patch in os.environ.get("T_LACKS", "").split(","):
+        return f"needs patch {patch}, which this kernel lacks"
+    return None
 
 
 def _lines(err):

@@ -28,7 +28,7 @@ DBG = "/sys/kernel/debug/netdevsim"
 HERE = os.path.dirname(os.path.abspath(__file__))
 sys.path[:0] = [HERE, os.path.join(HERE, "..", "lib")]
 import kmsg  # noqa: E402
-from cases import run_case  # noqa: E402
+from cases import lacks, run_case  # noqa: E402
 from inject import frame  # noqa: E402
 RUN = "/run/openvswitch"
 DB = "/tmp/ovs"
@@ -537,8 +537,7 @@ def leftover_counts():
     tc_leftovers_netns_gone): no namespace goes away here, so neither may
     rise."""
     counts = []
-    lacks = "0026" in os.environ.get("T_LACKS", "").split(",")  # make bisect-check
-    for name in ("tc_leftovers",) + (() if lacks else ("tc_leftovers_netns_gone",)):
+    for name in ("tc_leftovers",) + (() if lacks("0026") else ("tc_leftovers_netns_gone",)):
         with open(f"{DBG}/{name}") as f:
             counts.append(int(f.read()))
     return counts

@@ -21,7 +21,7 @@ from tc_offload_test import (BUS, DBG, POLICE, POLICE_HW, Nsim, TcMonitor,  # no
                              action, emptied, expect, filters, flush, released, run, tc)
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "lib"))
 import kmsg  # noqa: E402
-from cases import Skip, run_case  # noqa: E402
+from cases import Skip, lacks, run_case  # noqa: E402
 
 LEFTOVERS = f"{DBG}/tc_leftovers"
 NETNS_GONE = f"{DBG}/tc_leftovers_netns_gone"
@@ -51,14 +51,6 @@ def flower(proto, index, *where, flags=("skip_sw",)):
     ffff: or block N."""
     tc("filter", "add", *where, "protocol", "ip", "flower",
        *flags, "ip_proto", proto, "action", "police", "index", str(index))
-
-
-def lacks(patch):
-    """The reason to skip a test of PATCH on a kernel that lacks it (make
-    bisect-check's prefixes set T_LACKS; make check never does), or None."""
-    if patch in os.environ.get("T_LACKS", "").split(","):
-        return f"needs patch {patch}, which this kernel lacks"
-    return None
 
 
 def leftover_counts():
