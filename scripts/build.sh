@@ -2,7 +2,9 @@
 # build.sh VARIANT: build bzImage (and modules, when enabled) in
 # build/obj-VARIANT with ccache. For the patched tree, also compile every
 # C file the series touches with W=1 and fail on warnings in lines the
-# series added.
+# series added. A build of the same inputs made before, in this clone or
+# another, is taken from the kernel cache instead (scripts/kernel-cache.sh),
+# and a build made here is kept there.
 . "$(dirname "$0")/lib.sh"
 
 variant=${1:?usage: build.sh VARIANT}
@@ -12,6 +14,15 @@ src=$(variant_tree "$which")
 obj=$(variant_obj "$variant")
 kbuild_env
 MAKE=(make -C "$src" O="$obj" -j"$JOBS" "${KBUILD_ARGS[@]}")
+
+key=$("$TOP/scripts/kernel-cache.sh" key "$variant") || key=
+if [ -n "$key" ] && "$TOP/scripts/kernel-cache.sh" restore "$variant" "$key"; then
+	[ "$which" != patched ] ||
+		info "W=1: the series' files compiled with no new warnings when this build was made ($LOGS/w1-$variant.log)"
+	exit 0
+fi
+# From here the directory is no longer the build its stamp names.
+rm -f "$obj/.pipeline-kernel"
 
 check_disk $((4 * 1024 * 1024))
 targets=(bzImage)
@@ -28,7 +39,10 @@ piggy_holds_kernel "$obj" ||
 	die "$obj/arch/x86/boot/bzImage does not hold the kernel just built (piggy.o lacks the compressed image piggy.S names)"
 info "$variant: $(cat "$obj/include/config/kernel.release") $(du -h "$obj/arch/x86/boot/bzImage" | cut -f1)"
 
-[ "$which" = patched ] || exit 0
+if [ "$which" != patched ]; then
+	[ -z "$key" ] || "$TOP/scripts/kernel-cache.sh" store "$variant" "$key" || info "$variant: not cached"
+	exit 0
+fi
 # W=1 on what the series touches. Compiling to .s leaves the .o alone.
 mapfile -t cfiles < <(git -C "$src" diff --name-only --diff-filter=AM baseline HEAD -- '*.c')
 w1log=$LOGS/w1-$variant.log
@@ -53,3 +67,4 @@ if [ -n "$new" ]; then
 	die "W=1 warnings in lines the series added (full log: $w1log)"
 fi
 info "W=1: $n file(s) the series touches, no new warnings"
+[ -z "$key" ] || "$TOP/scripts/kernel-cache.sh" store "$variant" "$key" || info "$variant: not cached"

@@ -42,7 +42,7 @@ if [[ $which == without-* ]] && [ "$frags" = "$test_frags" ] && [ -f "$test_obj/
 	cp -a "$test_real" "$obj" || die "cannot copy $test_obj to $obj"
 	# Not the test kernel under this variant's name, should the build
 	# stop early: the images and installed modules go.
-	rm -rf "$obj/vmlinux" "$obj/arch/x86/boot/bzImage" "$obj/modroot" "$stamp"
+	rm -rf "$obj/vmlinux" "$obj/arch/x86/boot/bzImage" "$obj/modroot" "$stamp" "$obj/.pipeline-kernel"
 	# objtool is built by tools/'s own build system with absolute paths,
 	# and each object depends on the objtool binary: let its recorded
 	# commands name this tree, or it and then everything is rebuilt.
