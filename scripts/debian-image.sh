@@ -66,6 +66,14 @@ if [ "${1:-}" = --print-path ]; then
 	echo "$img"
 	exit 0
 fi
+# One build in a cache at a time: make check starts one early, in the
+# background (scripts/pipeline.sh), and tests/debian's own call waits for
+# it here, then finds the image cached (or builds it, should that one have
+# failed). The lock is beside the cache directory, which a failed build
+# leaves as it was; the programs the build runs do not inherit it.
+mkdir -p "$(dirname "$CACHE")"
+exec 9>"$(dirname "$CACHE")/.$(basename "$CACHE").lock"
+flock -w 1800 9 || die "debian-image.sh: another build of the image in $CACHE held its lock for 30 minutes"
 if [ -f "$img" ]; then
 	info "Debian image cached: $img"
 	echo "$img"
@@ -80,6 +88,7 @@ free_mb=$(df -Pm "$CACHE" | awk 'NR == 2 { print $4 }')
 
 work=$(mktemp -d "$CACHE/.build-$key.XXXXXX")
 trap 'rm -rf --one-file-system "$work"' EXIT
+trap 'exit 143' TERM
 printf '%s\n' "$sources" >"$work/sources.list"
 info "building the Debian image $key from: $(tr '\n' ';' <"$work/sources.list")"
 
@@ -107,7 +116,7 @@ t0=$(date +%s)
 if ! nice -n 10 mmdebstrap --mode=root --variant=apt --format=directory \
 	--include="$(tr '\n' ',' <<<"$pkgs" | sed 's/,$//')" \
 	--setup-hook="$setup" --customize-hook="$hook" \
-	bookworm "$work/root" "$work/sources.list" >"$work/mmdebstrap.log" 2>&1; then
+	bookworm "$work/root" "$work/sources.list" >"$work/mmdebstrap.log" 2>&1 9>&-; then
 	tail -n 15 "$work/mmdebstrap.log" | sed 's/^/   | /' >&2
 	if grep -qE 'Could not resolve|Failed to fetch|Unable to connect|Temporary failure|Connection (refused|timed out)|Could not connect' "$work/mmdebstrap.log"; then
 		die "debian-image.sh: the Debian archive is unreachable ($(awk '{ print $2 }' "$work/sources.list" | sort -u | tr '\n' ' ')); nothing was cached"
@@ -123,7 +132,7 @@ kver=$(chroot "$work/root" dpkg-query -W -f='${Version}' linux-image-amd64)
 	die "debian-image.sh: linux-image-amd64 in the image is $kver, not $SRC_WANT_VERSION (the host's Debian sources lack the suite that has it?)"
 
 size_mb=$(($(du -sm "$work/root" | cut -f1) + 3072))
-nice -n 10 mke2fs -q -t ext4 -L debtest -d "$work/root" "$work/image" "${size_mb}M" >&2 ||
+nice -n 10 mke2fs -q -t ext4 -L debtest -d "$work/root" "$work/image" "${size_mb}M" >&2 9>&- ||
 	die "debian-image.sh: mke2fs failed; nothing was cached"
 rm -rf --one-file-system "$work/root"
 mv "$work/image" "$img"
