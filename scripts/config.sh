@@ -61,12 +61,22 @@ done
 
 # Kconfig's own programs (conf, fixdep) are built in the fresh scratch
 # directory of every fresh clone: with ccache, as the kernel's host tools.
+# The result of the same fragments on the same tree, made before in any
+# clone, comes from the kernel cache (scripts/kernel-cache.sh) instead.
 kbuild_env
-logged "$LOGS/config-$variant.log" bash -c '
-	make -C "$1" O="$2" HOSTCC="$3" tinyconfig &&
-	"$1"/scripts/kconfig/merge_config.sh -m -O "$2" "$2/.config" "${@:4}" &&
-	make -C "$1" O="$2" HOSTCC="$3" olddefconfig' _ "$src" "$scratch" "$KBUILD_HOSTCC" "${files[@]}" ||
-	die "configuring $variant failed"
+ckey=$("$TOP/scripts/kernel-cache.sh" config-key "$variant") || ckey=
+ckey_new=
+if [ -n "$ckey" ] && "$TOP/scripts/kernel-cache.sh" config-get "$variant" "$ckey" "$scratch/.config"; then
+	echo "the configuration of key $ckey, from the kernel cache" >"$LOGS/config-$variant.log"
+	info "$variant: the configuration of key $ckey (kernel cache)"
+else
+	ckey_new=$ckey
+	logged "$LOGS/config-$variant.log" bash -c '
+		make -C "$1" O="$2" HOSTCC="$3" tinyconfig &&
+		"$1"/scripts/kconfig/merge_config.sh -m -O "$2" "$2/.config" "${@:4}" &&
+		make -C "$1" O="$2" HOSTCC="$3" olddefconfig' _ "$src" "$scratch" "$KBUILD_HOSTCC" "${files[@]}" ||
+		die "configuring $variant failed"
+fi
 
 # Every request of every fragment must hold in the final configuration.
 bad=0
@@ -97,6 +107,8 @@ while IFS= read -r req; do
 	bad=$((bad + 1))
 done < <(cat "${files[@]}")
 [ $bad -eq 0 ] || die "$bad requested config option(s) did not end up set (fragments: $frags)"
+# checked: kept for the next clone
+[ -z "$ckey_new" ] || "$TOP/scripts/kernel-cache.sh" config-put "$variant" "$ckey_new" "$scratch/.config"
 
 if ! cmp -s "$scratch/.config" "$obj/.config"; then
 	cp "$scratch/.config" "$obj/.config"

@@ -22,6 +22,10 @@
 #                    (nothing changed) when there is none.
 #   store VARIANT KEY
 #                    keep build/obj-VARIANT, just built and checked, as KEY.
+#   config-key VARIANT, config-get VARIANT KEY DEST, config-put VARIANT KEY SRC
+#                    the same for what config.sh makes of the variant's
+#                    fragments on its tree: a .config (19-38 s of Kconfig
+#                    runs and the builds of its programs in a fresh clone).
 #
 # The key: the variant's name (the series' kernels are also W=1-checked,
 # a verdict kept with them), what the source tree's files hold (its git
@@ -30,8 +34,8 @@
 # of the files the revert wrote), the object directory's .config (what
 # config.sh made of the fragments), the compiler, assembler and linker
 # versions, and the scripts that run the build (this one, build.sh, kcc,
-# lib.sh with the make variables, the W=1 filter). A change to any of them
-# is a new key; nothing is ever updated in place.
+# lib.sh with the make variables, the W=1 filter) and SCHEME below. A
+# change to any of them is a new key; nothing is ever updated in place.
 #
 # A restored directory is made to look built here: the absolute paths a
 # build records (the compiler, scripts/kcc, in every object's .cmd file;
@@ -57,8 +61,11 @@
 # trees outside the clone (BUILD or TREE set elsewhere) are not cached.
 . "$(dirname "$0")/lib.sh"
 
-cmd=${1:?usage: kernel-cache.sh key|restore|store VARIANT [KEY]}
-variant=${2:?usage: kernel-cache.sh key|restore|store VARIANT [KEY]}
+# Part of every key: count it up when a change here changes what an entry
+# holds or how it is restored (not for messages or checks).
+SCHEME=1
+cmd=${1:?usage: kernel-cache.sh key|restore|store|config-key|config-get|config-put VARIANT [KEY [FILE]]}
+variant=${2:?usage: kernel-cache.sh key|restore|store|config-key|config-get|config-put VARIANT [KEY [FILE]]}
 
 cache_dir() {
 	local d=${KERNEL_CACHE:-/var/cache/mw517/kernel}
@@ -82,8 +89,10 @@ content_key() {
 	echo "$t $sum"
 }
 
-key() {
-	local line which src obj f v
+# tree_lines: what the variant's tree holds and the toolchain, for a key;
+# status 1 for a variant that is not cached.
+tree_lines() {
+	local line which src f
 	line=$(variant_line "$variant")
 	read -r _ which _ <<<"$line"
 	case $which in
@@ -94,31 +103,55 @@ key() {
 	# relocate() rewrites paths under the clone only
 	case $TREE/ in "$TOP"/*) ;; *) return 1 ;; esac
 	src=$(variant_tree "$which")
+	echo "scheme $SCHEME variant $variant tree $which"
+	content_key "$TREE" || echo "no tree key $RANDOM"
+	if [ "$which" != patched ]; then
+		# the files the revert wrote, as they are now
+		while read -r f; do
+			echo "$f $(sha256sum <"$src/$f" 2>/dev/null || echo absent)"
+		done <"$src.changed"
+	fi
+	# the toolchain, Debian revisions included; what objtool links
+	# and the image is compressed and the modules installed with
+	dpkg-query -W gcc-12 binutils libelf1 lz4 kmod libssl3 2>&1
+	gcc --version | head -n1
+	# make variables given from outside (make check KCFLAGS=...)
+	echo "MAKEFLAGS ${MAKEFLAGS:-}" | sed "s|$TOP/|TOP/|g"
+	for f in KCFLAGS KAFLAGS KCPPFLAGS ARCH LLVM CROSS_COMPILE INSTALL_MOD_STRIP KBUILD_EXTRA_WARN W C; do
+		echo "$f=${!f:-}"
+	done
+}
+
+key() {
+	local obj f lines
+	lines=$(tree_lines) || return 1
 	obj=$(variant_obj "$variant")
 	[ -f "$obj/.config" ] || return 1
 	{
-		echo "variant $variant tree $which"
-		content_key "$TREE" || echo "no tree key $RANDOM"
-		if [ "$which" != patched ]; then
-			# the files the revert wrote, as they are now
-			while read -r f; do
-				echo "$f $(sha256sum <"$src/$f" 2>/dev/null || echo absent)"
-			done <"$src.changed"
-		fi
+		echo "$lines"
 		sha256sum <"$obj/.config"
-		# the toolchain, Debian revisions included; what objtool links
-		# and the image is compressed and the modules installed with
-		dpkg-query -W gcc-12 binutils libelf1 lz4 kmod libssl3 2>&1
-		gcc --version | head -n1
-		for f in kernel-cache.sh build.sh kcc lib.sh added-lines-warnings.py; do
+		for f in build.sh kcc lib.sh added-lines-warnings.py; do
 			sha256sum <"$TOP/scripts/$f"
 		done
 		echo "${KBUILD_ARGS[@]}" | sed "s|$TOP/|TOP/|g"
-		# make variables given from outside (make check KCFLAGS=...)
-		echo "MAKEFLAGS ${MAKEFLAGS:-}" | sed "s|$TOP/|TOP/|g"
-		for v in KCFLAGS KAFLAGS KCPPFLAGS ARCH LLVM CROSS_COMPILE INSTALL_MOD_STRIP KBUILD_EXTRA_WARN W C; do
-			echo "$v=${!v:-}"
-		done
+	} | sha256sum | cut -c1-16
+}
+
+# config_key: the key of what config.sh makes of the variant's fragments:
+# its tree, the fragments, config.sh itself, the programs Kconfig asks
+# (the compiler and binutils above; PAHOLE_VERSION, RUST_IS_AVAILABLE,
+# LLD_VERSION).
+config_key() {
+	local f frags lines
+	lines=$(tree_lines) || return 1
+	read -r _ _ frags < <(variant_line "$variant")
+	{
+		echo "$lines"
+		echo "config $frags"
+		for f in $frags; do sha256sum <"$TOP/kconfig/$f.config"; done
+		sha256sum <"$TOP/scripts/config.sh"
+		pahole --version 2>&1
+		for f in rustc bindgen ld.lld; do echo "$f $(command -v "$f" 2>&1) $("$f" --version 2>&1 | head -n1)"; done
 	} | sha256sum | cut -c1-16
 }
 
@@ -262,9 +295,27 @@ store() {
 	info "$variant: build kept in the kernel cache as $key ($((size / 1024)) MiB)"
 }
 
+# config_get KEY DEST / config_put KEY SRC: config.sh's result, a .config
+config_get() {
+	local f
+	f=$(cache_dir)/config/${1:?}.config
+	[ -f "$f" ] && cp "$f" "${2:?}.cached" && mv "${2:?}.cached" "$2"
+}
+config_put() {
+	local d
+	d=$(cache_dir)/config
+	mkdir -p "$d" 2>/dev/null && cp "${2:?}" "$d/${1:?}.config.tmp.$$" && mv "$d/$1.config.tmp.$$" "$d/$1.config" ||
+		{ rm -f "$d/$1.config.tmp.$$"; return 0; }
+	# configurations are small: the newest 20 stay
+	ls -t "$d"/*.config 2>/dev/null | tail -n +21 | xargs -r rm -f
+}
+
 case $cmd in
 key) key ;;
+config-key) config_key ;;
+config-get) config_get "${3:-}" "${4:-}" ;;
+config-put) config_put "${3:-}" "${4:-}" ;;
 restore) restore "${3:-}" ;;
 store) store "${3:-}" || info "$variant: not cached (storing failed)" ;;
-*) die "usage: kernel-cache.sh key|restore|store VARIANT [KEY]" ;;
+*) die "usage: kernel-cache.sh key|restore|store|config-key|config-get|config-put VARIANT [KEY [FILE]]" ;;
 esac

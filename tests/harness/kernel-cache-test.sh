@@ -17,7 +17,7 @@ ok() {
 	n=$((n + 1))
 	if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
 }
-echo 1..16
+echo 1..18
 
 mkdir -p "$TREE/fs" "$BUILD/logs"
 git -C "$TREE" init -q
@@ -53,6 +53,18 @@ ok $? "KERNEL_CACHE=off: no key (a cold build)"
 "$KC" key mutant >/dev/null 2>&1
 [ $? = 1 ]
 ok $? "make mutants' variant is not cached: no key"
+
+# config.sh's result, a .config, under its own key
+c0=$("$KC" config-key test 2>/dev/null)
+echo 'int e;' >"$TREE/fs/e.c"
+c1=$("$KC" config-key test 2>/dev/null)
+rm "$TREE/fs/e.c"
+[ -n "$c0" ] && [ -n "$c1" ] && [ "$c0" != "$c1" ] && [ "$c0" = "$("$KC" config-key test 2>/dev/null)" ] && [ "$c0" != "$k0" ]
+ok $? "config-key follows the tree's files ($c0, $c1) and is not the build's key"
+echo CONFIG_Y=y >"$tmp/cfg"
+"$KC" config-put test "$c0" "$tmp/cfg" && "$KC" config-get test "$c0" "$tmp/got" && cmp -s "$tmp/cfg" "$tmp/got" &&
+	! "$KC" config-get test "$c1" "$tmp/none" 2>/dev/null && [ ! -e "$tmp/none" ]
+ok $? "config-put then config-get gives the .config back; a key never put gives nothing"
 
 # A "build": a kernel piggy.o holds, a .cmd naming the clone it was built
 # in, the installed modules' build link.
