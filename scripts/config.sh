@@ -107,8 +107,11 @@ while IFS= read -r req; do
 	bad=$((bad + 1))
 done < <(cat "${files[@]}")
 [ $bad -eq 0 ] || die "$bad requested config option(s) did not end up set (fragments: $frags)"
-# checked: kept for the next clone
-[ -z "$ckey_new" ] || "$TOP/scripts/kernel-cache.sh" config-put "$variant" "$ckey_new" "$scratch/.config"
+# checked: kept for the next clone, unless the tree or a fragment
+# changed while Kconfig ran (the key again)
+if [ -n "$ckey_new" ] && [ "$("$TOP/scripts/kernel-cache.sh" config-key "$variant" || true)" = "$ckey_new" ]; then
+	"$TOP/scripts/kernel-cache.sh" config-put "$variant" "$ckey_new" "$scratch/.config" || true
+fi
 
 if ! cmp -s "$scratch/.config" "$obj/.config"; then
 	cp "$scratch/.config" "$obj/.config"

@@ -79,7 +79,7 @@ cache_dir() {
 # commits are called (every clone's git am makes commits of its own). No
 # user's git settings may hide a file or a mode from it.
 content_key() {
-	local t sum g=(git -C "$1" -c core.excludesFile=/dev/null -c core.fileMode=true)
+	local t sum g=(git -C "$1" -c core.excludesFile=/dev/null -c core.fileMode=true -c core.autocrlf=false)
 	t=$("${g[@]}" rev-parse 'HEAD^{tree}') || return 1
 	sum=$({
 		"${g[@]}" diff --no-color --no-ext-diff --no-textconv --binary HEAD || echo "diff failed $RANDOM"
@@ -89,23 +89,61 @@ content_key() {
 	echo "$t $sum"
 }
 
+# tree_dir: the variant's source tree as config.sh left it, never made
+# again here (variant_tree would copy abi-base's tree anew if build/linux
+# changed, deleting the object directory inside it); status 1 for a
+# variant that is not cached, or a copy that is no longer the series'.
+tree_dir() {
+	local which
+	read -r _ which _ < <(variant_line "$variant")
+	case $which in
+	patched) echo "$TREE" ;;
+	without-[0-9]*)
+		[ -f "$BUILD/linux-$which.changed" ] &&
+			[ "$(cat "$BUILD/linux-$which.head" 2>/dev/null)" = "$(tree_key "$TREE")" ] || return 1
+		echo "$BUILD/linux-$which"
+		;;
+	*) return 1 ;;
+	esac
+}
+
+# obj_dir: the variant's object directory (variant_obj's, not made here)
+obj_dir() {
+	local src
+	src=$(tree_dir) || return 1
+	[ -d "$src/obj-$variant" ] || return 1
+	echo "$src/obj-$variant"
+}
+
+# the make variables given on make's command line (MAKEFLAGS after "--"),
+# not its options (-j, the jobserver)
+make_vars() {
+	case " ${MAKEFLAGS:-} " in *" -- "*) echo "${MAKEFLAGS#* -- }" ;; esac
+}
+
+# probe TOOL: its version, or that it is absent (no error message: those
+# name this script's path, which differs between clones)
+probe() {
+	if command -v "$1" >/dev/null 2>&1; then
+		echo "$1 $("$1" --version 2>&1 | head -n1)"
+	else
+		echo "$1 absent"
+	fi
+}
+
 # tree_lines: what the variant's tree holds and the toolchain, for a key;
 # status 1 for a variant that is not cached.
 tree_lines() {
-	local line which src f
-	line=$(variant_line "$variant")
-	read -r _ which _ <<<"$line"
-	case $which in
-	patched | without-[0-9]*) ;;
-	*) return 1 ;;
-	esac
+	local src f
 	[ "${KERNEL_CACHE:-}" != off ] || return 1
 	# relocate() rewrites paths under the clone only
 	case $TREE/ in "$TOP"/*) ;; *) return 1 ;; esac
-	src=$(variant_tree "$which")
-	echo "scheme $SCHEME variant $variant tree $which"
+	src=$(tree_dir) || return 1
+	echo "scheme $SCHEME variant $variant tree $src" | sed "s|$TOP/|TOP/|g"
 	content_key "$TREE" || echo "no tree key $RANDOM"
-	if [ "$which" != patched ]; then
+	# what W=1's check of added lines compares with
+	git -C "$TREE" rev-parse 'baseline^{tree}' 2>&1
+	if [ "$src" != "$TREE" ]; then
 		# the files the revert wrote, as they are now
 		while read -r f; do
 			echo "$f $(sha256sum <"$src/$f" 2>/dev/null || echo absent)"
@@ -114,10 +152,11 @@ tree_lines() {
 	# the toolchain, Debian revisions included; what objtool links
 	# and the image is compressed and the modules installed with
 	dpkg-query -W gcc-12 binutils libelf1 lz4 kmod libssl3 2>&1
-	gcc --version | head -n1
+	probe gcc
 	# make variables given from outside (make check KCFLAGS=...)
-	echo "MAKEFLAGS ${MAKEFLAGS:-}" | sed "s|$TOP/|TOP/|g"
-	for f in KCFLAGS KAFLAGS KCPPFLAGS ARCH LLVM CROSS_COMPILE INSTALL_MOD_STRIP KBUILD_EXTRA_WARN W C; do
+	echo "make $(make_vars)" | sed "s|$TOP/|TOP/|g"
+	for f in KCFLAGS KAFLAGS KCPPFLAGS ARCH LLVM CROSS_COMPILE INSTALL_MOD_STRIP KBUILD_EXTRA_WARN W C \
+		USERCFLAGS USERLDFLAGS KCONFIG_ALLCONFIG; do
 		echo "$f=${!f:-}"
 	done
 }
@@ -125,7 +164,7 @@ tree_lines() {
 key() {
 	local obj f lines
 	lines=$(tree_lines) || return 1
-	obj=$(variant_obj "$variant")
+	obj=$(obj_dir) || return 1
 	[ -f "$obj/.config" ] || return 1
 	{
 		echo "$lines"
@@ -150,28 +189,30 @@ config_key() {
 		echo "config $frags"
 		for f in $frags; do sha256sum <"$TOP/kconfig/$f.config"; done
 		sha256sum <"$TOP/scripts/config.sh"
-		pahole --version 2>&1
-		for f in rustc bindgen ld.lld; do echo "$f $(command -v "$f" 2>&1) $("$f" --version 2>&1 | head -n1)"; done
+		for f in pahole rustc bindgen ld.lld; do probe "$f"; done
+		# GCC_PLUGINS: whether gcc's plugin headers are installed
+		ls "$(gcc -print-file-name=plugin)/include/plugin-version.h" 2>&1
 	} | sha256sum | cut -c1-16
 }
 
 # relocate OBJ OLDTOP OLDPTOP: the paths of the clone OLDTOP (OLDPTOP with
 # symbolic links resolved, as Kbuild and readlink -f record some),
-# recorded by the build in OBJ, made this clone's.
+# recorded by the build in OBJ, made this clone's (TOP and its resolved
+# path): one pass, so that a new path containing an old one is not
+# rewritten twice.
 relocate() {
-	local obj=$1 old=$2 oldp=$3 ptop l t o n
-	ptop=$(cd "$TOP" && pwd -P)
-	for o in "$oldp" "$old"; do
-		[ -n "$o" ] || continue
-		n=$TOP
-		[ "$o" != "$oldp" ] || n=$ptop
-		[ "$o" != "$n" ] || continue
-		{ grep -rlIZ -F "$o/" "$obj" || true; } |
-			O=$o/ N=$n/ xargs -0 -r perl -pi -e 's/\Q$ENV{O}\E/$ENV{N}/g'
-		find "$obj" -type l -print0 | while IFS= read -r -d '' l; do
-			t=$(readlink "$l")
-			case $t in "$o"/*) ln -sfn "$n/${t#"$o"/}" "$l" ;; esac
-		done
+	local obj=$1 l t
+	export KC_O1=$2/ KC_N1=$TOP/ KC_O2=${3:-$2}/ KC_N2
+	KC_N2=$(cd "$TOP" && pwd -P)/
+	[ "$KC_O1" != "$KC_N1" ] || [ "$KC_O2" != "$KC_N2" ] || return 0
+	{ grep -rlIZ -F -e "$KC_O1" -e "$KC_O2" "$obj" || true; } |
+		xargs -0 -r perl -pi -e 's/(\Q$ENV{KC_O2}\E|\Q$ENV{KC_O1}\E)/$1 eq $ENV{KC_O2} ? $ENV{KC_N2} : $ENV{KC_N1}/ge'
+	find "$obj" -type l -print0 | while IFS= read -r -d '' l; do
+		t=$(readlink "$l")
+		case $t in
+		"$KC_O2"*) ln -sfn "$KC_N2${t#"$KC_O2"}" "$l" ;;
+		"$KC_O1"*) ln -sfn "$KC_N1${t#"$KC_O1"}" "$l" ;;
+		esac
 	done
 }
 
@@ -226,8 +267,11 @@ restore() {
 	# other whole, and neither stamped as this build
 	rm -f "$real/.pipeline-kernel"
 	rm -rf "$real.old"
-	{ [ ! -e "$real" ] || mv -T "$real" "$real.old"; } && mv -T "$real.restore" "$real" ||
+	[ ! -e "$real" ] || mv -T "$real" "$real.old" || die "cannot move $real aside for the cached build"
+	if ! mv -T "$real.restore" "$real"; then
+		[ ! -e "$real.old" ] || mv -T "$real.old" "$real"
 		die "cannot replace $real with the cached build"
+	fi
 	rm -rf "$real.old"
 	echo "$key $(stamp "$real")" >"$real/.pipeline-kernel"
 	[ ! -f "$entry/w1.log" ] || cp "$entry/w1.log" "$LOGS/w1-$variant.log"
@@ -245,7 +289,7 @@ drop() {
 store() {
 	local key=${1:?usage: kernel-cache.sh store VARIANT KEY} cache obj real stage avail size e n=0 now
 	cache=$(cache_dir)
-	obj=$(variant_obj "$variant")
+	obj=$(obj_dir) || { info "$variant: not cached: its tree changed while it was built"; return 0; }
 	real=$(readlink -f "$obj")
 	# the build's inputs as they are now: a tree edited while make ran
 	# gives another key, and this build is then nobody's
@@ -264,7 +308,7 @@ store() {
 		return 0
 	fi
 	# what a store killed on the way left (older than a day)
-	find "$cache" -mindepth 1 -maxdepth 1 -name '*.tmp.*' -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
+	find "$cache" -mindepth 1 -maxdepth 1 \( -name '*.tmp.*' -o -name '.drop.*' \) -mmin +1440 -exec rm -rf {} + 2>/dev/null || true
 	stage=$cache/$key.tmp.$$
 	rm -rf "$stage"
 	# an interrupt or a failed copy leaves nothing in the cache
@@ -288,6 +332,7 @@ store() {
 	# the two newest of this variant stay
 	for e in $(ls -dt "$cache"/*/ 2>/dev/null); do
 		e=${e%/}
+		case $e in *.tmp.*) continue ;; esac
 		grep -qx "variant $variant" "$e/ORIGIN" 2>/dev/null || continue
 		n=$((n + 1))
 		[ $n -le 2 ] || drop "$e" || true
@@ -307,7 +352,7 @@ config_put() {
 	mkdir -p "$d" 2>/dev/null && cp "${2:?}" "$d/${1:?}.config.tmp.$$" && mv "$d/$1.config.tmp.$$" "$d/$1.config" ||
 		{ rm -f "$d/$1.config.tmp.$$"; return 0; }
 	# configurations are small: the newest 20 stay
-	ls -t "$d"/*.config 2>/dev/null | tail -n +21 | xargs -r rm -f
+	{ ls -t "$d"/*.config 2>/dev/null | tail -n +21 | xargs -r rm -f; } || true
 }
 
 case $cmd in

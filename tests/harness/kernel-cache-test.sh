@@ -17,7 +17,7 @@ ok() {
 	n=$((n + 1))
 	if [ "$1" = 0 ]; then echo "ok $n - $2"; else echo "not ok $n - $2"; fi
 }
-echo 1..18
+echo 1..19
 
 mkdir -p "$TREE/fs" "$BUILD/logs"
 git -C "$TREE" init -q
@@ -65,6 +65,18 @@ echo CONFIG_Y=y >"$tmp/cfg"
 "$KC" config-put test "$c0" "$tmp/cfg" && "$KC" config-get test "$c0" "$tmp/got" && cmp -s "$tmp/cfg" "$tmp/got" &&
 	! "$KC" config-get test "$c1" "$tmp/none" 2>/dev/null && [ ! -e "$tmp/none" ]
 ok $? "config-put then config-get gives the .config back; a key never put gives nothing"
+
+# Another clone (another path) of the same files: the same keys.
+top2=$tmp/clone2
+mkdir -p "$top2"
+cp -r "$TOP/scripts" "$TOP/kconfig" "$top2/"
+b2=$top2/build/$(basename "$BUILD")
+mkdir -p "$b2/logs"
+cp -a "$TREE" "$b2/linux"
+k2=$(BUILD=$b2 TREE=$b2/linux "$top2/scripts/kernel-cache.sh" key test 2>&1)
+c2=$(BUILD=$b2 TREE=$b2/linux "$top2/scripts/kernel-cache.sh" config-key test 2>&1)
+[ "$k2" = "$k0" ] && [ "$c2" = "$c0" ]
+ok $? "another clone of the same files at another path has the same keys (build $k2, configuration $c2)"
 
 # A "build": a kernel piggy.o holds, a .cmd naming the clone it was built
 # in, the installed modules' build link.
