@@ -191,7 +191,7 @@ config_key() {
 		sha256sum <"$TOP/scripts/config.sh"
 		for f in pahole rustc bindgen ld.lld; do probe "$f"; done
 		# GCC_PLUGINS: whether gcc's plugin headers are installed
-		ls "$(gcc -print-file-name=plugin)/include/plugin-version.h" 2>&1
+		ls "$(gcc -print-file-name=plugin)/include/plugin-version.h" 2>&1 || true
 	} | sha256sum | cut -c1-16
 }
 
