@@ -8,19 +8,33 @@
 . "$(dirname "$0")/lib.sh"
 
 mkdir -p "$BUILD/bin"
+# Every directory's make is independent of the others (each writes its own
+# files): they run side by side, JOBS at a time, each logged on its own.
+# One at a time they took 11 s of a warm make check's 80 s before the tests.
+# Stopped with Ctrl-C, the script starts no more of them; the (at most
+# JOBS) makes already running are background jobs, which ignore it, and
+# finish.
+[[ $JOBS =~ ^[1-9][0-9]*$ ]] || die "userspace.sh: JOBS is a number of jobs, not '$JOBS'"
+pending=() failed=()
+# build DIR LOG MAKE-ARGS...: make -C DIR MAKE-ARGS in the background
+build() {
+	local d=$1 log=$2
+	shift 2
+	while [ "$(jobs -rp | wc -l)" -ge "$JOBS" ]; do wait -n || true; done
+	(logged "$log" make -C "$d" "$@") &
+	pending+=("$! ${d#"$TOP"/}")
+}
 # guest/init's own helper (guest-setup), then the shipped tools.
 for mk in "$TOP"/guest/Makefile "$TOP"/tools/*/Makefile; do
 	[ -f "$mk" ] || continue
 	d=$(dirname "$mk")
-	logged "$LOGS/tools-$(basename "$d").log" make -C "$d" OUT="$BUILD/bin" ||
-		die "building ${d#"$TOP"/} failed"
+	build "$d" "$LOGS/tools-$(basename "$d").log" OUT="$BUILD/bin"
 done
 for mk in "$TOP"/platform/*/Makefile; do
 	d=$(dirname "$mk")
 	name=$(basename "$d")
 	mkdir -p "$BUILD/platform/$name"
-	logged "$LOGS/platform-$name.log" make -C "$d" OUT="$BUILD/platform/$name" ||
-		die "building platform/$name failed"
+	build "$d" "$LOGS/platform-$name.log" OUT="$BUILD/platform/$name"
 done
 for mk in "$TOP"/tests/*/Makefile "$TOP"/bench/Makefile; do
 	[ -f "$mk" ] || continue
@@ -28,7 +42,10 @@ for mk in "$TOP"/tests/*/Makefile "$TOP"/bench/Makefile; do
 	area=${d#"$TOP"/}
 	area=${area#tests/}
 	mkdir -p "$BUILD/tests/$area"
-	logged "$LOGS/tests-$area.log" make -C "$d" OUT="$BUILD/tests/$area" KSRC="$TREE" ||
-		die "building $area's guest programs failed"
+	build "$d" "$LOGS/tests-$area.log" OUT="$BUILD/tests/$area" KSRC="$TREE"
 done
+for p in "${pending[@]}"; do
+	wait "${p%% *}" || failed+=("${p#* }")
+done
+[ ${#failed[@]} -eq 0 ] || die "building ${failed[*]} failed"
 info "tools: $(ls "$BUILD/bin" | tr '\n' ' ')"
