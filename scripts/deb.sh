@@ -199,14 +199,6 @@ cache_key() {
 	} | sha256sum | cut -c1-16
 }
 
-cache_dir() {
-	local d=${DEB_CACHE:-/var/cache/mw517/deb}
-	if [ -z "${DEB_CACHE:-}" ] && ! { mkdir -p "$d" 2>/dev/null && [ -w "$d" ]; }; then
-		d=${XDG_CACHE_HOME:-$HOME/.cache}/mw517/deb
-	fi
-	echo "$d"
-}
-
 # The packages of KEYDIR into OUT (only ours go: other files stay). Copied
 # beside OUT first: a failed copy (disk full) leaves OUT's packages as
 # they were.
@@ -269,7 +261,7 @@ build() {
 	[ "$MODULES" != host ] || [ -r /proc/modules ] || die "MODULES=host reads /proc/modules, which is not readable"
 	module_list_read || die "cannot read the module list"
 	key=$(cache_key) || die "cannot compute the cache key"
-	cache=$(cache_dir)
+	cache=$(cache_dir deb DEB_CACHE)
 	keydir=$cache/$key
 	info "MODULES=$MODULES FLAVOUR=$FLAVOUR key $key ($keydir)"
 	if [ -f "$keydir/SOURCE" ]; then

@@ -8,7 +8,7 @@
 # image (no partition table, root=/dev/vda, as debvm makes them).
 #
 # Cached outside the clone, like ccache: $DEBIAN_IMAGE_CACHE/KEY.img
-# (default /var/cache/linux-series-6.1/debian-image), KEY a hash of the
+# (default /var/cache/mw517/debian-image), KEY a hash of the
 # package list, this recipe, the baked-in files and the archive entries.
 # A change to any of them builds a new image (the key covers this whole
 # file, comments too); the old ones stay until
@@ -22,7 +22,7 @@
 # scratch directory there and the image is renamed into place at the end.
 . "$(dirname "$0")/lib.sh"
 
-CACHE=${DEBIAN_IMAGE_CACHE:-/var/cache/linux-series-6.1/debian-image}
+CACHE=$(cache_dir debian-image DEBIAN_IMAGE_CACHE)
 LIST=$TOP/tests/debian/image-packages
 BAKED=$TOP/tests/debian/image
 # Free space the build needs in the cache's filesystem: the unpacked

@@ -67,14 +67,6 @@ SCHEME=1
 cmd=${1:?usage: kernel-cache.sh key|restore|store|config-key|config-get|config-put VARIANT [KEY [FILE]]}
 variant=${2:?usage: kernel-cache.sh key|restore|store|config-key|config-get|config-put VARIANT [KEY [FILE]]}
 
-cache_dir() {
-	local d=${KERNEL_CACHE:-/var/cache/mw517/kernel}
-	if [ -z "${KERNEL_CACHE:-}" ] && ! { mkdir -p "$d" 2>/dev/null && [ -w "$d" ]; }; then
-		d=${XDG_CACHE_HOME:-$HOME/.cache}/mw517/kernel
-	fi
-	echo "$d"
-}
-
 # content_key DIR: what the files of the git tree DIR hold, whatever its
 # commits are called (every clone's git am makes commits of its own). No
 # user's git settings may hide a file or a mode from it.
@@ -226,7 +218,7 @@ stamp() {
 
 restore() {
 	local key=${1:?usage: kernel-cache.sh restore VARIANT KEY} cache entry obj real old oldp want
-	cache=$(cache_dir)
+	cache=$(cache_dir kernel KERNEL_CACHE)
 	entry=$cache/$key
 	obj=$(variant_obj "$variant")
 	real=$(readlink -f "$obj")
@@ -288,7 +280,7 @@ drop() {
 
 store() {
 	local key=${1:?usage: kernel-cache.sh store VARIANT KEY} cache obj real stage avail size e n=0 now
-	cache=$(cache_dir)
+	cache=$(cache_dir kernel KERNEL_CACHE)
 	obj=$(obj_dir) || { info "$variant: not cached: its tree changed while it was built"; return 0; }
 	real=$(readlink -f "$obj")
 	# the build's inputs as they are now: a tree edited while make ran
@@ -343,12 +335,12 @@ store() {
 # config_get KEY DEST / config_put KEY SRC: config.sh's result, a .config
 config_get() {
 	local f
-	f=$(cache_dir)/config/${1:?}.config
+	f=$(cache_dir kernel KERNEL_CACHE)/config/${1:?}.config
 	[ -f "$f" ] && cp "$f" "${2:?}.cached" && mv "${2:?}.cached" "$2"
 }
 config_put() {
 	local d
-	d=$(cache_dir)/config
+	d=$(cache_dir kernel KERNEL_CACHE)/config
 	mkdir -p "$d" 2>/dev/null && cp "${2:?}" "$d/${1:?}.config.tmp.$$" && mv "$d/$1.config.tmp.$$" "$d/$1.config" ||
 		{ rm -f "$d/$1.config.tmp.$$"; return 0; }
 	# configurations are small: the newest 20 stay

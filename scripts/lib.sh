@@ -55,6 +55,18 @@ kbuild_env() {
 	export KBUILD_BUILD_TIMESTAMP="pipeline" KBUILD_BUILD_USER=pipeline KBUILD_BUILD_HOST=qemu
 }
 
+# cache_dir NAME VAR: the directory of one of the caches kept outside the
+# clone, like ccache's (the kernels, the packages, the Debian image): $VAR
+# when it is set, else /var/cache/mw517/NAME, else, when that cannot be
+# made or written, ~/.cache/mw517/NAME.
+cache_dir() {
+	local d=${!2:-/var/cache/mw517/$1}
+	if [ -z "${!2:-}" ] && ! { mkdir -p "$d" 2>/dev/null && [ -w "$d" ]; }; then
+		d=${XDG_CACHE_HOME:-$HOME/.cache}/mw517/$1
+	fi
+	echo "$d"
+}
+
 # file_holds FILE PART: FILE contains PART's bytes.
 file_holds() {
 	python3 -c 'import sys; sys.exit(open(sys.argv[1], "rb").read().find(open(sys.argv[2], "rb").read()) < 0)' "$1" "$2"
