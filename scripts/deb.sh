@@ -19,9 +19,11 @@
 #   MODULES=vm              kconfig/debian-vm.modules plus the series' list:
 #                           what a QEMU guest of Debian 12 and our tests load
 #   MODULES=all             all of Debian's modules (hours on 2 cores)
-#   FLAVOUR=user (default)  Debian's debug information and BTF kept
+#   FLAVOUR=user (default)  Debian's debug information, BTF and symbol
+#                           versions kept
 #   FLAVOUR=test            plus kconfig/debian-test.config (no debug
-#                           information: the package tests/debian installs)
+#                           information, no symbol versions: the package
+#                           tests/debian installs)
 #
 # Names. The kernel release (uname -r) is 6.1.192-mw517-amd64 ("mw517":
 # the 5.17 merge-window features this series brings to 6.1): the packages
