@@ -51,8 +51,8 @@ check)
 	phase tools "$S/userspace.sh" test
 	# tests/debian installs the packages of the test flavour (Debian's
 	# configuration, the QEMU guest's modules, no debug information, no
-	# symbol versions) into
-	# a booted Debian 12: build/deb-test/, cached outside the clone.
+	# symbol versions) into a booted Debian 12: build/deb-test/, cached
+	# outside the clone.
 	MODULES=vm FLAVOUR=test "$S/deb.sh"
 	RUN_TESTS_LACKS='' "$S/run-tests.sh"
 	;;
